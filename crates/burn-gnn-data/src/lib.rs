@@ -1,0 +1,2 @@
+//! Datasets and loaders for burn-gnn (in progress; see the project issues).
+#![warn(missing_docs)]

@@ -1,0 +1,416 @@
+//! The public segment functions, on Burn's high-level `Tensor`.
+
+use burn::backend::{DispatchTensor, Dispatch};
+use burn::tensor::{Float, Int, Tensor, kind::Numeric};
+
+use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for burn::tensor::Float {}
+    impl Sealed for burn::tensor::Int {}
+}
+
+/// Tensor kinds the reductions accept: [`Float`] and [`Int`].
+pub trait SegmentKind: Numeric + sealed::Sealed {
+    #[doc(hidden)]
+    fn reduce(
+        data: DispatchTensor,
+        ids: DispatchTensor,
+        num_segments: usize,
+        reduction: SegmentReduction,
+    ) -> DispatchTensor;
+    #[doc(hidden)]
+    fn extreme(
+        data: DispatchTensor,
+        ids: DispatchTensor,
+        num_segments: usize,
+        extreme: SegmentExtreme,
+    ) -> (DispatchTensor, DispatchTensor);
+}
+
+impl SegmentKind for Float {
+    fn reduce(d: DispatchTensor, i: DispatchTensor, n: usize, r: SegmentReduction) -> DispatchTensor {
+        Dispatch::segment_reduce(d, i, n, r)
+    }
+    fn extreme(
+        d: DispatchTensor,
+        i: DispatchTensor,
+        n: usize,
+        e: SegmentExtreme,
+    ) -> (DispatchTensor, DispatchTensor) {
+        Dispatch::segment_extreme(d, i, n, e)
+    }
+}
+
+impl SegmentKind for Int {
+    fn reduce(d: DispatchTensor, i: DispatchTensor, n: usize, r: SegmentReduction) -> DispatchTensor {
+        Dispatch::int_segment_reduce(d, i, n, r)
+    }
+    fn extreme(
+        d: DispatchTensor,
+        i: DispatchTensor,
+        n: usize,
+        e: SegmentExtreme,
+    ) -> (DispatchTensor, DispatchTensor) {
+        Dispatch::int_segment_extreme(d, i, n, e)
+    }
+}
+
+/// Panics with a clear message unless `segment_ids` is one id per row of `data`.
+fn check_rows(rows: usize, segment_ids: &Tensor<1, Int>) {
+    let ids = segment_ids.dims()[0];
+    assert_eq!(
+        rows, ids,
+        "burn-segment: data has {rows} rows (dim 0) but segment_ids has {ids} entries"
+    );
+}
+
+/// Reduces the rows of `data` that share a segment id with `reduction`.
+///
+/// The general form of [`segment_sum`], [`segment_prod`], [`segment_max`] and [`segment_min`].
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// If `segment_ids` does not have one entry per row of `data`; on CPU backends if an id lies
+/// outside `[0, num_segments)` (see [`validate_segment_ids`](crate::validate_segment_ids)).
+pub fn segment_reduce<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    reduction: SegmentReduction,
+) -> Tensor<D, K> {
+    check_rows(data.dims()[0], &segment_ids);
+    let out = K::reduce(data.into_dispatch(), segment_ids.into_dispatch(), num_segments, reduction);
+    Tensor::from_dispatch(out)
+}
+
+/// Sum of the rows in each segment; empty segments give 0.
+///
+/// `out[s] = Σ_{e : segment_ids[e] = s} data[e]`. Float and Int data.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor};
+/// let device = Device::flex();
+/// let data = Tensor::<2>::from_floats([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], &device);
+/// let ids = Tensor::<1, Int>::from_ints([0, 2, 0], &device);
+/// let out = burn_segment::segment_sum(data, ids, 3);
+/// assert_eq!(out.into_data().to_vec::<f32>().unwrap(), [6.0, 8.0, 0.0, 0.0, 3.0, 4.0]);
+/// ```
+pub fn segment_sum<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, K> {
+    segment_reduce(data, segment_ids, num_segments, SegmentReduction::Sum)
+}
+
+/// Product of the rows in each segment; empty segments give 1.
+///
+/// The gradient is exact when a segment holds zeros (no division by zero). Float and Int data.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_prod<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, K> {
+    segment_reduce(data, segment_ids, num_segments, SegmentReduction::Prod)
+}
+
+/// Maximum of the rows in each segment, column-wise; empty segments give `-inf` (Int: the
+/// type's minimum). NaN propagates; the gradient flows to the single argmax row.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_max<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, K> {
+    segment_max_with_indices(data, segment_ids, num_segments).0
+}
+
+/// Minimum of the rows in each segment; empty segments give `+inf` (Int: the type's maximum).
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_min<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, K> {
+    segment_min_with_indices(data, segment_ids, num_segments).0
+}
+
+fn extreme<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    which: SegmentExtreme,
+) -> (Tensor<D, K>, Tensor<D, Int>) {
+    check_rows(data.dims()[0], &segment_ids);
+    let (v, a) = K::extreme(data.into_dispatch(), segment_ids.into_dispatch(), num_segments, which);
+    (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
+}
+
+/// [`segment_max`] and [`segment_argmax`] in one pass.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> (`[num_segments, ...]`, `[num_segments, ...]` Int).
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_max_with_indices<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> (Tensor<D, K>, Tensor<D, Int>) {
+    extreme(data, segment_ids, num_segments, SegmentExtreme::Max)
+}
+
+/// [`segment_min`] and [`segment_argmin`] in one pass.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> (`[num_segments, ...]`, `[num_segments, ...]` Int).
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_min_with_indices<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> (Tensor<D, K>, Tensor<D, Int>) {
+    extreme(data, segment_ids, num_segments, SegmentExtreme::Min)
+}
+
+/// Row index (into `data`) of each segment's maximum, column-wise: the smallest index on ties,
+/// the first NaN if the column holds one, -1 for empty segments.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]` Int.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_argmax<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, Int> {
+    segment_max_with_indices(data, segment_ids, num_segments).1
+}
+
+/// Row index of each segment's minimum; as [`segment_argmax`].
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]` Int.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_argmin<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, Int> {
+    segment_min_with_indices(data, segment_ids, num_segments).1
+}
+
+/// Number of ids equal to each segment.
+///
+/// # Shapes
+/// `segment_ids: [E]` -> `[num_segments]` Int.
+///
+/// # Panics
+/// On CPU backends if an id lies outside `[0, num_segments)`.
+pub fn segment_count(segment_ids: Tensor<1, Int>, num_segments: usize) -> Tensor<1, Int> {
+    Tensor::from_dispatch(Dispatch::segment_count(segment_ids.into_dispatch(), num_segments))
+}
+
+/// `[num_segments]` -> `[num_segments, 1, ..]`, broadcastable against `[num_segments, ...]`.
+fn per_segment<const D: usize>(t: Tensor<1>, like: &Tensor<D>) -> Tensor<D> {
+    let mut dims = [1; D];
+    dims[0] = t.dims()[0];
+    t.cast(like.dtype()).reshape(dims).expand(like.dims())
+}
+
+/// Whether each segment is empty, broadcast to `like`'s shape.
+fn empty_mask<const D: usize>(
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    like: &Tensor<D>,
+) -> Tensor<D, burn::tensor::Bool> {
+    let counts = segment_count(segment_ids, num_segments).float();
+    per_segment(counts, like).equal_elem(0.0)
+}
+
+/// Mean of the rows in each segment; empty segments give 0.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_mean<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D> {
+    let sum = segment_sum(data, segment_ids.clone(), num_segments);
+    let counts = segment_count(segment_ids, num_segments).float().clamp_min(1.0);
+    let counts = per_segment(counts, &sum);
+    sum / counts
+}
+
+/// [`segment_max`], with `constant` in empty segments instead of `-inf`.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_max_or_constant<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    constant: f64,
+) -> Tensor<D> {
+    let max = segment_max(data, segment_ids.clone(), num_segments);
+    let empty = empty_mask(segment_ids, num_segments, &max);
+    max.mask_fill(empty, constant)
+}
+
+/// [`segment_min`], with `constant` in empty segments instead of `+inf`.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_min_or_constant<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    constant: f64,
+) -> Tensor<D> {
+    let min = segment_min(data, segment_ids.clone(), num_segments);
+    let empty = empty_mask(segment_ids, num_segments, &min);
+    min.mask_fill(empty, constant)
+}
+
+/// Softmax of `logits` within each segment, column-wise (max-shifted, stable for ±1e4).
+///
+/// `out[e] = exp(x[e] - m[s]) / Σ_{e' ∈ s} exp(x[e'] - m[s])` with `s = segment_ids[e]`.
+/// A segment of one row gives 1. A column holding NaN or `+inf`, or only `-inf`, gives NaN in
+/// every row of that segment (as torch and jax do).
+///
+/// # Shapes
+/// `logits: [E, ...]`, `segment_ids: [E]` -> `[E, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_softmax<const D: usize>(
+    logits: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D> {
+    check_rows(logits.dims()[0], &segment_ids);
+    let out = Dispatch::segment_softmax(logits.into_dispatch(), segment_ids.into_dispatch(), num_segments);
+    Tensor::from_dispatch(out)
+}
+
+/// `log Σ exp(x)` over each segment's rows; empty segments give `-inf`.
+///
+/// Computed as `m + log Σ exp(x - m)` with the segment maximum `m` (0 where it is not
+/// finite), so it is stable and `+inf` in a segment gives `+inf`. Its gradient is the
+/// [`segment_softmax`] of the rows.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_logsumexp<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D> {
+    let max = segment_max(data.clone().detach(), segment_ids.clone(), num_segments);
+    let shift = max.clone().mask_fill(max.is_inf(), 0.0);
+    let shifted = data - shift.clone().select(0, segment_ids.clone());
+    segment_sum(shifted.exp(), segment_ids, num_segments).log() + shift
+}
+
+/// Population variance of each segment's rows (two-pass, as jraph); empty segments give 0.
+///
+/// `var[s] = mean_{e ∈ s} (x[e] - mean[s])²`.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_variance<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D> {
+    let mean = segment_mean(data.clone(), segment_ids.clone(), num_segments);
+    let centered = data - mean.select(0, segment_ids.clone());
+    segment_mean(centered.powi_scalar(2), segment_ids, num_segments)
+}
+
+/// Standard deviation `sqrt(segment_variance)`; empty segments give 0.
+///
+/// As for `sqrt` at 0, the gradient of a segment whose rows are all equal is not finite.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_std<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D> {
+    segment_variance(data, segment_ids, num_segments).sqrt()
+}
+
+/// Normalises each row by its segment's mean and variance (as jraph's `segment_normalize`).
+///
+/// `out[e] = (x[e] - mean[s]) / sqrt(var[s] + eps)` with `s = segment_ids[e]`.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[E, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`].
+pub fn segment_normalize<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    eps: f64,
+) -> Tensor<D> {
+    let mean = segment_mean(data.clone(), segment_ids.clone(), num_segments);
+    let centered = data - mean.select(0, segment_ids.clone());
+    let var = segment_mean(centered.clone().powi_scalar(2), segment_ids.clone(), num_segments);
+    centered / (var + eps).sqrt().select(0, segment_ids)
+}

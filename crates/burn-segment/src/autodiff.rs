@@ -1,0 +1,206 @@
+//! Hand-written backward passes of the segment ops on `Autodiff`.
+//!
+//! Every backward keeps what it needs (ids, inputs or outputs) in its state, so it is also
+//! correct under gradient checkpointing (nothing is recomputed). Integer ops carry no gradient
+//! and forward to the inner backend.
+
+use burn::backend::{
+    Backend, Scalar, TensorMetadata,
+    autodiff::{
+        Autodiff,
+        checkpoint::{base::Checkpointer, strategy::CheckpointStrategy},
+        grads::Gradients,
+        ops::{Backward, Ops, OpsKind, unary},
+    },
+    get_device_settings,
+    tensor::{FloatTensor, IntTensor},
+};
+use burn::tensor::{IntDType, Shape};
+
+use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
+
+/// `grad_out[ids]`: the gradient of a segment sum.
+#[derive(Debug)]
+struct SumBackward;
+
+impl<B: Backend> Backward<B, 1> for SumBackward {
+    type State = IntTensor<B>;
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let ids = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| B::float_select(g, 0, ids));
+    }
+}
+
+/// `grad_out[ids] * prod_{j != i} x_j`, exact when the segment holds zeros (no division by 0).
+#[derive(Debug)]
+struct ProdBackward;
+
+impl<B: SegmentBackend> Backward<B, 1> for ProdBackward {
+    type State = (FloatTensor<B>, IntTensor<B>, usize);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (x, ids, n) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            let bd = get_device_settings::<B>(&x.device()).bool_dtype;
+            let fd = x.dtype().into();
+            let is_zero = B::float_equal_elem(x.clone(), Scalar::Float(0.0), bd);
+            let zeros = B::bool_into_float(is_zero.clone(), fd);
+            let zeros_per_segment = B::segment_reduce(zeros, ids.clone(), n, SegmentReduction::Sum);
+            let nonzero = B::float_mask_fill(x.clone(), is_zero.clone(), Scalar::Float(1.0));
+            let prod_nonzero = B::segment_reduce(nonzero, ids.clone(), n, SegmentReduction::Prod);
+            let z = B::float_select(zeros_per_segment, 0, ids.clone());
+            let p = B::float_select(prod_nonzero, 0, ids.clone());
+            // x_i != 0: prod of the others is p / x_i if the segment has no zero, else 0.
+            let others_nonzero = B::float_mask_fill(
+                B::float_div(p.clone(), x),
+                B::float_not_equal_elem(z.clone(), Scalar::Float(0.0), bd),
+                Scalar::Float(0.0),
+            );
+            // x_i == 0: prod of the others is p if x_i is the only zero, else 0.
+            let only_zero = B::float_mask_fill(
+                p,
+                B::float_not_equal_elem(z, Scalar::Float(1.0), bd),
+                Scalar::Float(0.0),
+            );
+            let others = B::float_mask_where(others_nonzero, is_zero, only_zero);
+            B::float_mul(B::float_select(g, 0, ids), others)
+        });
+    }
+}
+
+/// The gradient flows to the single argmax/argmin row of each column; empty segments pass none.
+#[derive(Debug)]
+struct ExtremeBackward;
+
+impl<B: Backend> Backward<B, 1> for ExtremeBackward {
+    type State = (IntTensor<B>, IntTensor<B>, Shape);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (arg, ids, shape) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            let device = arg.device();
+            let bd = get_device_settings::<B>(&device).bool_dtype;
+            let idt: IntDType = arg.dtype().into();
+            let e = shape[0];
+            let mut dims = vec![1; shape.num_dims()];
+            dims[0] = e;
+            let rows = B::int_reshape(B::int_arange(0..e as i64, &device, idt), Shape::from(dims));
+            let rows = B::int_expand(rows, shape.clone());
+            let winner = B::int_equal(B::int_select(arg, 0, ids.clone()), rows, bd);
+            let g = B::float_select(g, 0, ids);
+            let zeros = B::float_zeros(shape, &device, g.dtype().into());
+            B::float_mask_where(zeros, winner, g)
+        });
+    }
+}
+
+/// `y * (grad_out - segment_sum(grad_out * y)[ids])`.
+#[derive(Debug)]
+struct SoftmaxBackward;
+
+impl<B: SegmentBackend> Backward<B, 1> for SoftmaxBackward {
+    type State = (FloatTensor<B>, IntTensor<B>, usize);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (y, ids, n) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            let gy = B::float_mul(g, y.clone());
+            let s = B::segment_reduce(gy.clone(), ids.clone(), n, SegmentReduction::Sum);
+            B::float_sub(gy, B::float_mul(y, B::float_select(s, 0, ids)))
+        });
+    }
+}
+
+impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
+    fn segment_reduce(
+        data: FloatTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        reduction: SegmentReduction,
+    ) -> FloatTensor<Self> {
+        let extreme = match reduction {
+            SegmentReduction::Max => SegmentExtreme::Max,
+            SegmentReduction::Min => SegmentExtreme::Min,
+            SegmentReduction::Sum => {
+                let (data, node) = data.into_parts();
+                return match SumBackward.prepare::<C>([node]).compute_bound().stateful() {
+                    OpsKind::Tracked(prep) => {
+                        let out = B::segment_reduce(data, segment_ids.clone(), num_segments, reduction);
+                        prep.finish(segment_ids, out)
+                    }
+                    OpsKind::UnTracked(prep) => {
+                        prep.finish(B::segment_reduce(data, segment_ids, num_segments, reduction))
+                    }
+                };
+            }
+            SegmentReduction::Prod => {
+                let (data, node) = data.into_parts();
+                return match ProdBackward.prepare::<C>([node]).compute_bound().stateful() {
+                    OpsKind::Tracked(prep) => {
+                        let out =
+                            B::segment_reduce(data.clone(), segment_ids.clone(), num_segments, reduction);
+                        prep.finish((data, segment_ids, num_segments), out)
+                    }
+                    OpsKind::UnTracked(prep) => {
+                        prep.finish(B::segment_reduce(data, segment_ids, num_segments, reduction))
+                    }
+                };
+            }
+        };
+        Self::segment_extreme(data, segment_ids, num_segments, extreme).0
+    }
+
+    fn segment_extreme(
+        data: FloatTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        extreme: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let (data, node) = data.into_parts();
+        let shape = data.shape();
+        match ExtremeBackward.prepare::<C>([node]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (out, arg) = B::segment_extreme(data, segment_ids.clone(), num_segments, extreme);
+                (prep.finish((arg.clone(), segment_ids, shape), out), arg)
+            }
+            OpsKind::UnTracked(prep) => {
+                let (out, arg) = B::segment_extreme(data, segment_ids, num_segments, extreme);
+                (prep.finish(out), arg)
+            }
+        }
+    }
+
+    fn segment_softmax(
+        data: FloatTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+    ) -> FloatTensor<Self> {
+        let (data, node) = data.into_parts();
+        match SoftmaxBackward.prepare::<C>([node]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let y = B::segment_softmax(data, segment_ids.clone(), num_segments);
+                prep.finish((y.clone(), segment_ids, num_segments), y)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_softmax(data, segment_ids, num_segments)),
+        }
+    }
+
+    fn int_segment_reduce(
+        data: IntTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        reduction: SegmentReduction,
+    ) -> IntTensor<Self> {
+        B::int_segment_reduce(data, segment_ids, num_segments, reduction)
+    }
+
+    fn int_segment_extreme(
+        data: IntTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        extreme: SegmentExtreme,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        B::int_segment_extreme(data, segment_ids, num_segments, extreme)
+    }
+
+    fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
+        B::segment_count(segment_ids, num_segments)
+    }
+}

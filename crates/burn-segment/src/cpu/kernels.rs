@@ -1,0 +1,419 @@
+//! Slice kernels shared by every CPU backend (NdArray, Flex).
+//!
+//! All kernels view the data as a row-major `[E, d]` matrix (the trailing dimensions flattened
+//! into `d`) and reduce rows into `[N, d]`. Every segment is reduced by one task, in the
+//! original row order, so results are bitwise identical whatever the number of rayon threads;
+//! there are no atomics.
+
+use rayon::prelude::*;
+
+/// Element types the CPU kernels reduce.
+pub trait Elem: Copy + Send + Sync + PartialOrd + core::fmt::Debug + 'static {
+    /// Additive identity.
+    const ZERO: Self;
+    /// Multiplicative identity.
+    const ONE: Self;
+    /// Identity of `max`: `-inf` for floats, the type's minimum for integers.
+    const LOWEST: Self;
+    /// Identity of `min`: `+inf` for floats, the type's maximum for integers.
+    const HIGHEST: Self;
+    /// Addition (wrapping for integers).
+    fn add(self, other: Self) -> Self;
+    /// Multiplication (wrapping for integers).
+    fn mul(self, other: Self) -> Self;
+    /// Whether the value is NaN (always false for integers).
+    fn is_nan(self) -> bool;
+}
+
+/// Float element types (softmax needs `exp`).
+pub trait FloatElem: Elem {
+    /// `e^self`.
+    fn exp(self) -> Self;
+    /// Division.
+    fn div(self, other: Self) -> Self;
+    /// Subtraction.
+    fn sub(self, other: Self) -> Self;
+}
+
+macro_rules! float_elem {
+    ($t:ty) => {
+        impl Elem for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            const HIGHEST: Self = <$t>::INFINITY;
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                self + other
+            }
+            #[inline(always)]
+            fn mul(self, other: Self) -> Self {
+                self * other
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+        impl FloatElem for $t {
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn div(self, other: Self) -> Self {
+                self / other
+            }
+            #[inline(always)]
+            fn sub(self, other: Self) -> Self {
+                self - other
+            }
+        }
+    };
+}
+float_elem!(f32);
+float_elem!(f64);
+
+macro_rules! int_elem {
+    ($t:ty) => {
+        impl Elem for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            #[inline(always)]
+            fn add(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            #[inline(always)]
+            fn mul(self, other: Self) -> Self {
+                self.wrapping_mul(other)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+        }
+    };
+}
+int_elem!(i32);
+int_elem!(i64);
+
+/// Integer types accepted as segment ids.
+pub trait IdElem: Copy + Send + Sync + 'static {
+    /// The id as `i64`.
+    fn to_i64(self) -> i64;
+    /// An `i64` (an argmax row or a count) in this type.
+    fn from_i64(v: i64) -> Self;
+}
+impl IdElem for i32 {
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v as i32
+    }
+}
+impl IdElem for i64 {
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self
+    }
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v
+    }
+}
+
+/// Which extreme a max/min kernel computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extreme {
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
+
+/// A CSR view of segment ids: the rows of segment `s` are `rows(s)`, in original row order.
+#[derive(Clone, Debug)]
+pub struct CsrPlan {
+    /// `offsets[s]..offsets[s + 1]` indexes segment `s`'s rows; length `num_segments + 1`.
+    pub offsets: Vec<usize>,
+    /// Row indices grouped by segment (stable), or `None` when the ids were already sorted and
+    /// the rows of a segment are the contiguous range of its offsets.
+    pub order: Option<Vec<usize>>,
+}
+
+impl CsrPlan {
+    /// Builds the plan in O(E + N) with a stable counting sort; sorted ids skip the sort.
+    ///
+    /// # Panics
+    /// If an id lies outside `[0, num_segments)`; the message names the id and its position.
+    pub fn new<I: IdElem>(ids: &[I], num_segments: usize) -> Self {
+        let n = num_segments as i64;
+        let mut counts = vec![0usize; num_segments + 1];
+        let mut sorted = true;
+        let mut prev = i64::MIN;
+        for (row, &id) in ids.iter().enumerate() {
+            let id = id.to_i64();
+            if id < 0 || id >= n {
+                panic!(
+                    "segment id {id} at position {row} is out of range for num_segments = \
+                     {num_segments} (ids must lie in [0, num_segments)); use \
+                     burn_segment::validate_segment_ids to get a Result instead"
+                );
+            }
+            sorted &= id >= prev;
+            prev = id;
+            counts[id as usize + 1] += 1;
+        }
+        for s in 0..num_segments {
+            counts[s + 1] += counts[s];
+        }
+        let offsets = counts;
+        if sorted {
+            return Self { offsets, order: None };
+        }
+        let mut next = offsets.clone();
+        let mut order = vec![0usize; ids.len()];
+        for (row, &id) in ids.iter().enumerate() {
+            let slot = &mut next[id.to_i64() as usize];
+            order[*slot] = row;
+            *slot += 1;
+        }
+        Self { offsets, order: Some(order) }
+    }
+
+    /// Number of segments.
+    pub fn num_segments(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Whether the ids were sorted (no permutation needed).
+    pub fn is_sorted(&self) -> bool {
+        self.order.is_none()
+    }
+
+    /// Calls `f(row)` for every row of segment `s`, in original row order.
+    #[inline]
+    pub fn for_rows(&self, s: usize, mut f: impl FnMut(usize)) {
+        let range = self.offsets[s]..self.offsets[s + 1];
+        match &self.order {
+            None => range.for_each(&mut f),
+            Some(order) => order[range].iter().for_each(|&r| f(r)),
+        }
+    }
+
+    /// The first row of segment `s`, if it is not empty.
+    #[inline]
+    pub fn first_row(&self, s: usize) -> Option<usize> {
+        let (a, b) = (self.offsets[s], self.offsets[s + 1]);
+        (a < b).then(|| match &self.order {
+            None => a,
+            Some(order) => order[a],
+        })
+    }
+
+    /// Segments per rayon task so that each task touches roughly 64 KiB of rows.
+    fn min_len(&self, d: usize) -> usize {
+        let rows = self.offsets[self.num_segments()].max(1);
+        let per_segment = (rows * d.max(1)).div_ceil(self.num_segments().max(1)).max(1);
+        (1usize << 14).div_ceil(per_segment).max(1)
+    }
+}
+
+/// Runs `f(segment, out_row)` for every segment in parallel over `out = [N, d]`.
+fn per_segment<T: Send>(plan: &CsrPlan, out: &mut [T], d: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    if d == 0 || out.is_empty() {
+        return;
+    }
+    let min_len = plan.min_len(d);
+    out.par_chunks_mut(d).enumerate().with_min_len(min_len).for_each(|(s, row)| f(s, row));
+}
+
+/// Sum (`prod = false`) or product (`prod = true`) of each segment's rows; identity for empty ones.
+pub fn reduce_add_mul<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, prod: bool) -> Vec<T> {
+    let init = if prod { T::ONE } else { T::ZERO };
+    let mut out = vec![init; plan.num_segments() * d];
+    per_segment(plan, &mut out, d, |s, acc| {
+        plan.for_rows(s, |r| {
+            let x = &data[r * d..(r + 1) * d];
+            if prod {
+                acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.mul(v));
+            } else {
+                acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
+            }
+        })
+    });
+    out
+}
+
+/// Max or min of each segment with the row index that attains it.
+///
+/// Ties keep the smallest row index; NaN wins over any number and the first NaN is the argument.
+/// Empty segments get the identity (`LOWEST` / `HIGHEST`) and argument -1.
+pub fn reduce_extreme<T: Elem, I: IdElem>(
+    data: &[T],
+    d: usize,
+    plan: &CsrPlan,
+    extreme: Extreme,
+) -> (Vec<T>, Vec<I>) {
+    let n = plan.num_segments();
+    let init = match extreme {
+        Extreme::Max => T::LOWEST,
+        Extreme::Min => T::HIGHEST,
+    };
+    let mut values = vec![init; n * d];
+    let mut args = vec![I::from_i64(-1); n * d];
+    if d == 0 || n == 0 {
+        return (values, args);
+    }
+    let min_len = plan.min_len(d);
+    values
+        .par_chunks_mut(d)
+        .zip(args.par_chunks_mut(d))
+        .enumerate()
+        .with_min_len(min_len)
+        .for_each(|(s, (val, arg))| {
+            let Some(first) = plan.first_row(s) else { return };
+            val.copy_from_slice(&data[first * d..(first + 1) * d]);
+            arg.iter_mut().for_each(|a| *a = I::from_i64(first as i64));
+            plan.for_rows(s, |r| {
+                if r == first {
+                    return;
+                }
+                let x = &data[r * d..(r + 1) * d];
+                for j in 0..d {
+                    let (cur, v) = (val[j], x[j]);
+                    let better = match extreme {
+                        Extreme::Max => v > cur,
+                        Extreme::Min => v < cur,
+                    };
+                    if !cur.is_nan() && (better || v.is_nan()) {
+                        val[j] = v;
+                        arg[j] = I::from_i64(r as i64);
+                    }
+                }
+            });
+        });
+    (values, args)
+}
+
+/// A raw pointer that rayon tasks may share; every task writes a disjoint set of rows.
+#[derive(Clone, Copy)]
+struct RowsPtr<T>(*mut T);
+// SAFETY: used only to write rows that belong to exactly one segment (see `softmax`).
+unsafe impl<T: Send> Send for RowsPtr<T> {}
+unsafe impl<T: Send> Sync for RowsPtr<T> {}
+
+/// Softmax of each segment's rows, column-wise, shifted by the segment maximum.
+///
+/// A column holding NaN or `+inf`, or only `-inf`, gives NaN in all its rows (as `softmax` does
+/// in torch and jax).
+pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
+    let rows = data.len().checked_div(d).unwrap_or(0);
+    debug_assert_eq!(plan.offsets[plan.num_segments()], rows);
+    let mut out = vec![T::ZERO; data.len()];
+    if d == 0 || rows == 0 {
+        return out;
+    }
+    let ptr = RowsPtr(out.as_mut_ptr());
+    let min_len = plan.min_len(d);
+    (0..plan.num_segments()).into_par_iter().with_min_len(min_len).for_each_init(
+        || vec![T::ZERO; 2 * d],
+        |scratch, s| {
+            let ptr = ptr;
+            let (shift, sum) = scratch.split_at_mut(d);
+            let Some(first) = plan.first_row(s) else { return };
+            shift.copy_from_slice(&data[first * d..(first + 1) * d]);
+            plan.for_rows(s, |r| {
+                let x = &data[r * d..(r + 1) * d];
+                for j in 0..d {
+                    let (cur, v) = (shift[j], x[j]);
+                    if !cur.is_nan() && (v > cur || v.is_nan()) {
+                        shift[j] = v;
+                    }
+                }
+            });
+            // Shift by the maximum, or by 0 where every logit is -inf (0/0 = NaN then, as a
+            // softmax of nothing but -inf is undefined). A +inf maximum gives NaN as in torch.
+            for m in shift.iter_mut() {
+                if *m == T::LOWEST {
+                    *m = T::ZERO;
+                }
+            }
+            sum.iter_mut().for_each(|v| *v = T::ZERO);
+            plan.for_rows(s, |r| {
+                // SAFETY: row `r` belongs to segment `s` only (the plan is a permutation of the
+                // rows), so no other task reads or writes `out[r * d..(r + 1) * d]`, which lies
+                // inside `out` because `r < rows`.
+                let y = unsafe { core::slice::from_raw_parts_mut(ptr.0.add(r * d), d) };
+                let x = &data[r * d..(r + 1) * d];
+                for j in 0..d {
+                    let e = x[j].sub(shift[j]).exp();
+                    y[j] = e;
+                    sum[j] = sum[j].add(e);
+                }
+            });
+            plan.for_rows(s, |r| {
+                // SAFETY: as above.
+                let y = unsafe { core::slice::from_raw_parts_mut(ptr.0.add(r * d), d) };
+                y.iter_mut().zip(sum.iter()).for_each(|(v, &t)| *v = v.div(t));
+            });
+        },
+    );
+    out
+}
+
+/// Number of rows in each segment.
+pub fn count<I: IdElem>(plan: &CsrPlan) -> Vec<I> {
+    plan.offsets.windows(2).map(|w| I::from_i64((w[1] - w[0]) as i64)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_is_stable_and_detects_sorted_ids() {
+        let plan = CsrPlan::new(&[2i64, 0, 2, 1, 0], 4);
+        assert_eq!(plan.offsets, vec![0, 2, 3, 5, 5]);
+        assert_eq!(plan.order.as_deref(), Some(&[1, 4, 3, 0, 2][..]));
+        let sorted = CsrPlan::new(&[0i32, 0, 1, 3], 4);
+        assert!(sorted.is_sorted());
+        assert_eq!(sorted.offsets, vec![0, 2, 3, 3, 4]);
+    }
+
+    #[test]
+    #[should_panic(expected = "segment id 5 at position 1 is out of range for num_segments = 3")]
+    fn plan_rejects_out_of_range_ids() {
+        CsrPlan::new(&[0i64, 5], 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "segment id -1 at position 0")]
+    fn plan_rejects_negative_ids() {
+        CsrPlan::new(&[-1i32], 3);
+    }
+
+    #[test]
+    fn results_do_not_depend_on_thread_count() {
+        let e = 20_000;
+        let d = 3;
+        let ids: Vec<i64> = (0..e).map(|i| ((i * 7919) % 613) as i64).collect();
+        let data: Vec<f32> = (0..e * d).map(|i| ((i * 37 % 101) as f32).sin() * 1e3).collect();
+        let plan = CsrPlan::new(&ids, 700);
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                (reduce_add_mul(&data, d, &plan, false), softmax(&data, d, &plan))
+            })
+        };
+        let (a, b) = (run(1), run(4));
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a.0), bits(&b.0));
+        assert_eq!(bits(&a.1), bits(&b.1));
+    }
+}

@@ -1,0 +1,267 @@
+//! CPU kernels: written once over slices ([`kernels`]), adapted to NdArray and Flex through the
+//! small [`CpuTensor`] trait.
+
+pub mod kernels;
+
+use std::borrow::Cow;
+
+use burn::backend::{Flex, NdArray, TensorMetadata};
+use burn::tensor::{DType, Shape, TensorData};
+use burn_flex::FlexTensor;
+use burn_ndarray::NdArrayTensor;
+
+use crate::{SegmentExtreme, SegmentReduction};
+use kernels::{CsrPlan, Elem, Extreme, FloatElem, IdElem};
+
+/// A CPU tensor primitive whose values can be read as a slice and built from a `Vec`.
+pub(crate) trait CpuTensor: TensorMetadata + Sized {
+    /// The values in row-major order (borrowed when contiguous).
+    fn values<E: CpuElem>(&self) -> Cow<'_, [E]>;
+    /// A tensor owning `values` with the given shape.
+    fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self;
+}
+
+/// Element types the CPU adapters can read out of a tensor primitive.
+pub(crate) trait CpuElem: burn::tensor::Element + bytemuck::Pod {
+    fn from_ndarray(t: &NdArrayTensor) -> Option<Cow<'_, [Self]>>;
+}
+
+macro_rules! cpu_elem {
+    ($t:ty, $variant:ident) => {
+        impl CpuElem for $t {
+            fn from_ndarray(t: &NdArrayTensor) -> Option<Cow<'_, [Self]>> {
+                match t {
+                    NdArrayTensor::$variant(s) => {
+                        let view = s.view();
+                        Some(match view.to_slice() {
+                            Some(slice) => Cow::Borrowed(slice),
+                            None => Cow::Owned(view.iter().copied().collect()),
+                        })
+                    }
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+cpu_elem!(f32, F32);
+cpu_elem!(f64, F64);
+cpu_elem!(i32, I32);
+cpu_elem!(i64, I64);
+
+impl CpuTensor for NdArrayTensor {
+    fn values<E: CpuElem>(&self) -> Cow<'_, [E]> {
+        E::from_ndarray(self).unwrap_or_else(|| {
+            panic!("burn-segment: expected {:?} data, got {:?}", E::dtype(), self.dtype())
+        })
+    }
+    fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
+        NdArrayTensor::from_data(TensorData::new(values, shape))
+    }
+}
+
+impl CpuTensor for FlexTensor {
+    fn values<E: CpuElem>(&self) -> Cow<'_, [E]> {
+        assert_eq!(self.dtype(), E::dtype(), "burn-segment: unexpected dtype");
+        match self.as_slice::<E>() {
+            Some(slice) => Cow::Borrowed(slice),
+            None => Cow::Owned(self.to_contiguous().storage::<E>().to_vec()),
+        }
+    }
+    fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
+        FlexTensor::from_data(TensorData::new(values, shape))
+    }
+}
+
+/// `[E, ...]` -> (`E`, product of the trailing dims, `[N, ...]`).
+fn dims(shape: &Shape, num_segments: usize) -> (usize, usize, Shape) {
+    let dims = shape.as_slice();
+    let d = dims[1..].iter().product();
+    let mut out = dims.to_vec();
+    out[0] = num_segments;
+    (dims[0], d, Shape::from(out))
+}
+
+/// Builds the CSR plan of a 1-D id tensor (i32 or i64).
+fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> CsrPlan {
+    match ids.dtype() {
+        DType::I64 => CsrPlan::new(&ids.values::<i64>(), num_segments),
+        DType::I32 => CsrPlan::new(&ids.values::<i32>(), num_segments),
+        other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
+    }
+}
+
+/// Whether the CPU kernels handle this data dtype (others take the composite default).
+pub(crate) fn supports(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64)
+}
+
+fn check_len(e: usize, ids_len: usize) {
+    assert_eq!(
+        e, ids_len,
+        "burn-segment: data has {e} rows but segment_ids has {ids_len} entries"
+    );
+}
+
+/// Sum / product / max / min, values only.
+pub(crate) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReduction) -> T {
+    match op {
+        SegmentReduction::Max => return extreme(data, ids, n, SegmentExtreme::Max).0,
+        SegmentReduction::Min => return extreme(data, ids, n, SegmentExtreme::Min).0,
+        _ => {}
+    }
+    let (e, d, out_shape) = dims(&data.shape(), n);
+    check_len(e, ids.shape()[0]);
+    let plan = plan(&ids, n);
+    let prod = op == SegmentReduction::Prod;
+    fn go<E: CpuElem + Elem, T: CpuTensor>(data: &T, d: usize, p: &CsrPlan, prod: bool, s: Shape) -> T {
+        T::from_values(kernels::reduce_add_mul(&data.values::<E>(), d, p, prod), s)
+    }
+    match data.dtype() {
+        DType::F32 => go::<f32, T>(&data, d, &plan, prod, out_shape),
+        DType::F64 => go::<f64, T>(&data, d, &plan, prod, out_shape),
+        DType::I32 => go::<i32, T>(&data, d, &plan, prod, out_shape),
+        DType::I64 => go::<i64, T>(&data, d, &plan, prod, out_shape),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
+    }
+}
+
+/// Max / min with the row that attains it; the argument tensor has the ids' dtype.
+pub(crate) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExtreme) -> (T, T) {
+    let (e, d, out_shape) = dims(&data.shape(), n);
+    check_len(e, ids.shape()[0]);
+    let plan = plan(&ids, n);
+    let which = match which {
+        SegmentExtreme::Max => Extreme::Max,
+        SegmentExtreme::Min => Extreme::Min,
+    };
+    fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
+        data: &T,
+        d: usize,
+        plan: &CsrPlan,
+        which: Extreme,
+        shape: Shape,
+    ) -> (T, T) {
+        let (v, a) = kernels::reduce_extreme::<E, I>(&data.values::<E>(), d, plan, which);
+        (T::from_values(v, shape.clone()), T::from_values(a, shape))
+    }
+    macro_rules! by_id {
+        ($e:ty) => {
+            match ids.dtype() {
+                DType::I32 => go::<$e, i32, T>(&data, d, &plan, which, out_shape),
+                _ => go::<$e, i64, T>(&data, d, &plan, which, out_shape),
+            }
+        };
+    }
+    match data.dtype() {
+        DType::F32 => by_id!(f32),
+        DType::F64 => by_id!(f64),
+        DType::I32 => by_id!(i32),
+        DType::I64 => by_id!(i64),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
+    }
+}
+
+/// Segment softmax, `[E, ...] -> [E, ...]`.
+pub(crate) fn softmax<T: CpuTensor>(data: T, ids: T, n: usize) -> T {
+    let shape = data.shape();
+    let (e, d, _) = dims(&shape, n);
+    check_len(e, ids.shape()[0]);
+    let plan = plan(&ids, n);
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(data: &T, d: usize, plan: &CsrPlan, s: Shape) -> T {
+        T::from_values(kernels::softmax(&data.values::<E>(), d, plan), s)
+    }
+    match data.dtype() {
+        DType::F32 => go::<f32, T>(&data, d, &plan, shape),
+        DType::F64 => go::<f64, T>(&data, d, &plan, shape),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU softmax kernel"),
+    }
+}
+
+/// Rows per segment, in the ids' dtype.
+pub(crate) fn count<T: CpuTensor>(ids: T, n: usize) -> T {
+    let plan = plan(&ids, n);
+    match ids.dtype() {
+        DType::I32 => T::from_values(kernels::count::<i32>(&plan), Shape::from([n])),
+        _ => T::from_values(kernels::count::<i64>(&plan), Shape::from([n])),
+    }
+}
+
+/// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
+/// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
+macro_rules! impl_cpu_backend {
+    ($backend:ty) => {
+        impl crate::SegmentBackend for $backend {
+            fn segment_reduce(
+                data: FloatTensor<Self>,
+                segment_ids: IntTensor<Self>,
+                num_segments: usize,
+                reduction: SegmentReduction,
+            ) -> FloatTensor<Self> {
+                if !supports(data.dtype()) {
+                    return composite::float_reduce::<Self>(data, segment_ids, num_segments, reduction);
+                }
+                reduce(data, segment_ids, num_segments, reduction)
+            }
+            fn segment_extreme(
+                data: FloatTensor<Self>,
+                segment_ids: IntTensor<Self>,
+                num_segments: usize,
+                extreme: SegmentExtreme,
+            ) -> (FloatTensor<Self>, IntTensor<Self>) {
+                if !supports(data.dtype()) {
+                    return composite::float_extreme::<Self>(data, segment_ids, num_segments, extreme);
+                }
+                self::extreme(data, segment_ids, num_segments, extreme)
+            }
+            fn segment_softmax(
+                data: FloatTensor<Self>,
+                segment_ids: IntTensor<Self>,
+                num_segments: usize,
+            ) -> FloatTensor<Self> {
+                if !supports(data.dtype()) {
+                    return composite::softmax::<Self>(data, segment_ids, num_segments);
+                }
+                softmax(data, segment_ids, num_segments)
+            }
+            fn int_segment_reduce(
+                data: IntTensor<Self>,
+                segment_ids: IntTensor<Self>,
+                num_segments: usize,
+                reduction: SegmentReduction,
+            ) -> IntTensor<Self> {
+                if !supports(data.dtype()) {
+                    return composite::int_reduce::<Self>(data, segment_ids, num_segments, reduction);
+                }
+                reduce(data, segment_ids, num_segments, reduction)
+            }
+            fn int_segment_extreme(
+                data: IntTensor<Self>,
+                segment_ids: IntTensor<Self>,
+                num_segments: usize,
+                extreme: SegmentExtreme,
+            ) -> (IntTensor<Self>, IntTensor<Self>) {
+                if !supports(data.dtype()) {
+                    return composite::int_extreme::<Self>(data, segment_ids, num_segments, extreme);
+                }
+                self::extreme(data, segment_ids, num_segments, extreme)
+            }
+            fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
+                count(segment_ids, num_segments)
+            }
+        }
+    };
+}
+
+use crate::composite;
+use burn::backend::tensor::{FloatTensor, IntTensor};
+
+#[allow(deprecated)]
+mod ndarray_impl {
+    use super::*;
+    impl_cpu_backend!(NdArray);
+}
+mod flex_impl {
+    use super::*;
+    impl_cpu_backend!(Flex);
+}

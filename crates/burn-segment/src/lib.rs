@@ -1,0 +1,84 @@
+//! Segment and partition reductions as custom [Burn](https://burn.dev) backend ops.
+//!
+//! A segment reduction combines the rows of `data: [E, ...]` that share an id in
+//! `segment_ids: [E]` into `[num_segments, ...]`: the aggregation step of every message-passing
+//! GNN (jraph's `segment_sum`, PyG's `scatter`). The ops are a backend extension
+//! ([`SegmentBackend`]) with a composite default built from Burn primitives, so every backend
+//! works; the CPU backends (NdArray, Flex) run hand-written deterministic rayon kernels and
+//! `Autodiff` has a hand-written backward for every op.
+//!
+//! ```
+//! use burn::tensor::{Device, Int, Tensor};
+//! use burn_segment::{segment_max, segment_softmax, segment_sum};
+//!
+//! let device = Device::flex();
+//! // Three edges into nodes 0, 0 and 2 of a 3-node graph.
+//! let messages = Tensor::<2>::from_floats([[1.0], [3.0], [5.0]], &device);
+//! let receivers = Tensor::<1, Int>::from_ints([0, 0, 2], &device);
+//! let summed = segment_sum(messages.clone(), receivers.clone(), 3);
+//! assert_eq!(summed.into_data().to_vec::<f32>().unwrap(), [4.0, 0.0, 5.0]);
+//! let max = segment_max(messages.clone(), receivers.clone(), 3);
+//! assert_eq!(max.into_data().to_vec::<f32>().unwrap(), [3.0, f32::NEG_INFINITY, 5.0]);
+//! let attention = segment_softmax(messages, receivers, 3);
+//! let a = attention.into_data().to_vec::<f32>().unwrap();
+//! assert!((a[0] + a[1] - 1.0).abs() < 1e-6 && a[2] == 1.0);
+//! ```
+//!
+//! # The contract
+//!
+//! | function | output | empty segment | gradient |
+//! |---|---|---|---|
+//! | [`segment_sum`] | `[N, ...]` | 0 | `g[ids]` |
+//! | [`segment_mean`] | `[N, ...]` | 0 | `g[ids] / count` |
+//! | [`segment_prod`] | `[N, ...]` | 1 | product of the others (exact with zeros) |
+//! | [`segment_max`] / [`segment_min`] | `[N, ...]` | `-inf` / `+inf` (Int: type min / max) | to the arg row only |
+//! | [`segment_argmax`] / [`segment_argmin`] | `[N, ...]` Int | -1 | — |
+//! | [`segment_max_or_constant`] / [`segment_min_or_constant`] | `[N, ...]` | `constant` | as max / min |
+//! | [`segment_softmax`] | `[E, ...]` | — | `y (g - Σ g y)` |
+//! | [`segment_logsumexp`] | `[N, ...]` | `-inf` | softmax |
+//! | [`segment_variance`] / [`segment_std`] / [`segment_normalize`] | as in jraph | 0 | composite |
+//! | [`segment_count`] | `[N]` Int | 0 | — |
+//! | [`partition_ids`], [`partition_sum`], [`partition_mean`], [`partition_max`], [`partition_min`], [`partition_softmax`] | ids `[E]`; `[P, ...]` | as above | as above |
+//!
+//! - **Sizes are explicit.** `num_segments` is always given, never inferred from the ids;
+//!   partition helpers read the number of partitions and the length from shapes.
+//! - **Real reductions.** Occupied segments always reduce their rows, including `±inf`; NaN in
+//!   gives NaN out for sum, mean, max, min and softmax. Empty segments get the identity.
+//! - **Ties.** `segment_argmax/argmin` return the smallest row index (the first NaN when a column
+//!   holds NaN); the gradient of max/min flows to that single row. Empty segments receive and
+//!   pass no gradient and never create NaN gradients.
+//! - **Softmax** is shifted by the segment maximum (stable for logits of ±1e4); one row gives 1;
+//!   a column holding NaN or `+inf`, or only `-inf`, gives NaN (as torch and jax).
+//! - **Dtypes.** Float data (f32, f64; other float dtypes take the composite path) for every op;
+//!   Int data for sum, prod, max, min, argmax, argmin (wrapping arithmetic); ids i32 or i64.
+//!   Arguments and counts come back in the ids' dtype.
+//! - **Bad ids.** Never undefined behaviour nor an out-of-bounds write. The CPU kernels panic
+//!   with a message naming the bad id and `num_segments`; the composite default (used by the
+//!   wgpu backend until it has its own kernels) drops rows with out-of-range ids.
+//!   [`validate_segment_ids`] returns a typed [`SegmentError`] for callers who want a `Result`.
+//! - **Determinism.** CPU results are bitwise identical whatever the number of threads: each
+//!   segment is reduced by one task in the original row order, with no atomics. Sorted ids are
+//!   detected in the same O(E) pass that checks the ranges and skip the counting sort.
+//!
+//! # Backends
+//! `NdArray` and `Flex` use the kernels in [`cpu`]; `Autodiff<B>` wraps any of them with the
+//! backward passes; with the `wgpu` feature, `Cube` (wgpu, through `Fusion`) uses the composite
+//! defaults in [`composite`].
+#![warn(missing_docs)]
+#![allow(deprecated)] // burn::backend::NdArray is deprecated in favour of Flex; we support both.
+
+mod api;
+mod autodiff;
+mod backend;
+pub mod composite;
+pub mod cpu;
+#[cfg(feature = "wgpu")]
+mod cube;
+mod partition;
+pub mod reference;
+mod validate;
+
+pub use api::*;
+pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
+pub use partition::*;
+pub use validate::*;

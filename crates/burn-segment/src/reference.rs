@@ -1,0 +1,153 @@
+//! Plain-Rust `f64` references for every op: the contract written as the simplest loops, used
+//! by the tests of every backend. Data is a row-major `[E, d]` slice; ids are `i64`.
+//!
+//! These are deliberately naive (each segment gathers its column into a `Vec` and reduces it),
+//! sharing no code with the kernels they check.
+
+use crate::{SegmentExtreme, SegmentReduction};
+
+/// The column `j` values of the rows of segment `s`, with their row indices, in row order.
+fn column(data: &[f64], d: usize, ids: &[i64], s: usize, j: usize) -> Vec<(usize, f64)> {
+    ids.iter()
+        .enumerate()
+        .filter(|(_, id)| **id == s as i64)
+        .map(|(e, _)| (e, data[e * d + j]))
+        .collect()
+}
+
+/// Applies `f` to every (segment, column) and lays the results out as `[n, d]`.
+fn per_column<T>(n: usize, d: usize, mut f: impl FnMut(usize, usize) -> T) -> Vec<T> {
+    (0..n).flat_map(|s| (0..d).map(move |j| (s, j))).map(|(s, j)| f(s, j)).collect()
+}
+
+/// Reference of `segment_sum/prod/max/min`.
+pub fn segment_reduce_reference(
+    data: &[f64],
+    d: usize,
+    ids: &[i64],
+    n: usize,
+    reduction: SegmentReduction,
+) -> Vec<f64> {
+    per_column(n, d, |s, j| {
+        let col = column(data, d, ids, s, j);
+        match reduction {
+            SegmentReduction::Sum => col.iter().map(|c| c.1).sum(),
+            SegmentReduction::Prod => col.iter().map(|c| c.1).product(),
+            SegmentReduction::Max => segment_extreme_one(&col, SegmentExtreme::Max).0,
+            SegmentReduction::Min => segment_extreme_one(&col, SegmentExtreme::Min).0,
+        }
+    })
+}
+
+fn segment_extreme_one(col: &[(usize, f64)], extreme: SegmentExtreme) -> (f64, i64) {
+    if let Some(&(e, v)) = col.iter().find(|c| c.1.is_nan()) {
+        return (v, e as i64);
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for &(e, v) in col {
+        let better = match (best, extreme) {
+            (None, _) => true,
+            (Some((_, b)), SegmentExtreme::Max) => v > b,
+            (Some((_, b)), SegmentExtreme::Min) => v < b,
+        };
+        if better {
+            best = Some((e, v));
+        }
+    }
+    match (best, extreme) {
+        (Some((e, v)), _) => (v, e as i64),
+        (None, SegmentExtreme::Max) => (f64::NEG_INFINITY, -1),
+        (None, SegmentExtreme::Min) => (f64::INFINITY, -1),
+    }
+}
+
+/// Reference of `segment_max/min_with_indices`: values and argument rows (-1 when empty).
+pub fn segment_extreme_reference(
+    data: &[f64],
+    d: usize,
+    ids: &[i64],
+    n: usize,
+    extreme: SegmentExtreme,
+) -> (Vec<f64>, Vec<i64>) {
+    per_column(n, d, |s, j| segment_extreme_one(&column(data, d, ids, s, j), extreme)).into_iter().unzip()
+}
+
+/// Reference of `segment_count`.
+pub fn segment_count_reference(ids: &[i64], n: usize) -> Vec<i64> {
+    (0..n).map(|s| ids.iter().filter(|&&id| id == s as i64).count() as i64).collect()
+}
+
+/// Reference of `segment_mean` (0 for empty segments).
+pub fn segment_mean_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
+    per_column(n, d, |s, j| {
+        let col = column(data, d, ids, s, j);
+        if col.is_empty() { 0.0 } else { col.iter().map(|c| c.1).sum::<f64>() / col.len() as f64 }
+    })
+}
+
+/// Reference of `segment_variance` (population variance, 0 for empty segments).
+pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
+    per_column(n, d, |s, j| {
+        let col: Vec<f64> = column(data, d, ids, s, j).into_iter().map(|c| c.1).collect();
+        if col.is_empty() {
+            return 0.0;
+        }
+        let mean = col.iter().sum::<f64>() / col.len() as f64;
+        col.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / col.len() as f64
+    })
+}
+
+/// Reference of `segment_logsumexp` (`-inf` for empty segments).
+pub fn segment_logsumexp_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
+    per_column(n, d, |s, j| {
+        let col: Vec<f64> = column(data, d, ids, s, j).into_iter().map(|c| c.1).collect();
+        if col.iter().any(|v| v.is_nan()) {
+            return f64::NAN;
+        }
+        let m = col.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        if m.is_infinite() {
+            return m; // +inf, or -inf when empty / all -inf
+        }
+        m + col.iter().map(|v| (v - m).exp()).sum::<f64>().ln()
+    })
+}
+
+/// Reference of `segment_softmax`: `[E, d]`; NaN for a column holding NaN or `+inf`, or only
+/// `-inf`.
+pub fn segment_softmax_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; data.len()];
+    for s in 0..n {
+        for j in 0..d {
+            let col = column(data, d, ids, s, j);
+            let m = col.iter().map(|c| c.1).fold(f64::NEG_INFINITY, f64::max);
+            let undefined = col.iter().any(|c| c.1.is_nan()) || m.is_infinite();
+            let z: f64 = col.iter().map(|c| (c.1 - m).exp()).sum();
+            for &(e, v) in &col {
+                out[e * d + j] = if undefined { f64::NAN } else { (v - m).exp() / z };
+            }
+        }
+    }
+    out
+}
+
+/// Reference of `segment_normalize`: `(x - mean) / sqrt(var + eps)`, `[E, d]`.
+pub fn segment_normalize_reference(data: &[f64], d: usize, ids: &[i64], n: usize, eps: f64) -> Vec<f64> {
+    let mean = segment_mean_reference(data, d, ids, n);
+    let var = segment_variance_reference(data, d, ids, n);
+    (0..data.len())
+        .map(|i| {
+            let (e, j) = (i / d, i % d);
+            let k = ids[e] as usize * d + j;
+            (data[i] - mean[k]) / (var[k] + eps).sqrt()
+        })
+        .collect()
+}
+
+/// Reference of `partition_ids`.
+pub fn partition_ids_reference(partitions: &[i64]) -> Vec<i64> {
+    partitions
+        .iter()
+        .enumerate()
+        .flat_map(|(p, &len)| std::iter::repeat_n(p as i64, len.max(0) as usize))
+        .collect()
+}

@@ -1,0 +1,154 @@
+//! Hand-picked cases: higher ranks, f64, stability, degenerate sizes and bad input.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use burn::tensor::{DType, Tensor};
+use burn_segment::reference::*;
+use burn_segment::{SegmentError, SegmentExtreme, SegmentReduction, validate_partitions, validate_segment_ids};
+
+use crate::common::*;
+
+#[test]
+fn rank_three_data_reduces_the_leading_dim() {
+    let data: Vec<f64> = (0..5 * 2 * 3).map(|v| ((v * 7) % 11) as f64 - 5.0).collect();
+    let seg = [1i64, 0, 1, 3, 1];
+    for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+        let x = Tensor::<3>::from_data(burn::tensor::TensorData::new(data.clone(), [5, 2, 3]), &t.device);
+        let out = burn_segment::segment_sum(x.clone(), ids(&seg, &t.device, false), 4);
+        assert_eq!(out.dims(), [4, 2, 3]);
+        let want = segment_reduce_reference(&data, 6, &seg, 4, SegmentReduction::Sum);
+        assert_close(t.name, &read(out), &want, 0.0, 1e-6);
+        let (max, arg) = burn_segment::segment_max_with_indices(x.clone(), ids(&seg, &t.device, false), 4);
+        let (want_v, want_a) = segment_extreme_reference(&data, 6, &seg, 4, SegmentExtreme::Max);
+        assert_close(t.name, &read(max), &want_v, 0.0, 0.0);
+        assert_eq!(read_int(arg), want_a, "{}", t.name);
+        let y = burn_segment::segment_softmax(x, ids(&seg, &t.device, false), 4);
+        assert_eq!(y.dims(), [5, 2, 3]);
+        assert_close(t.name, &read(y), &segment_softmax_reference(&data, 6, &seg, 4), 1e-6, 1e-6);
+    }
+}
+
+#[test]
+fn f64_data_keeps_f64_precision() {
+    let data = [1.0 + 1e-12, 2.0, -3.0 + 1e-13, 4.0];
+    let seg = [0i64, 1, 0, 1];
+    for t in targets() {
+        let x = floats(&data, [4, 1], &t.device, DType::F64);
+        let out = reduce(&t, x.clone(), ids(&seg, &t.device, false), 2, SegmentReduction::Sum);
+        assert_eq!(out.dtype(), DType::F64, "{}", t.name);
+        let want = segment_reduce_reference(&data, 1, &seg, 2, SegmentReduction::Sum);
+        assert_close(t.name, &read(out), &want, 1e-15, 0.0);
+        let y = softmax(&t, x, ids(&seg, &t.device, false), 2);
+        assert_close(t.name, &read(y), &segment_softmax_reference(&data, 1, &seg, 2), 1e-14, 0.0);
+    }
+}
+
+#[test]
+fn softmax_is_stable_for_huge_logits_and_one_row_gives_one() {
+    let data = [1e4, -1e4, 1e4 - 1.0, 5.0, -1e4, -1e4 + 2.0];
+    let seg = [0i64, 0, 0, 1, 2, 2];
+    for t in targets() {
+        let y = read(softmax(&t, f32s(&data, [6, 1], &t.device), ids(&seg, &t.device, true), 3));
+        assert!(y.iter().all(|v| v.is_finite()), "{}: {y:?}", t.name);
+        assert_close(t.name, &y, &segment_softmax_reference(&as_f32(&data), 1, &seg, 3), 1e-5, 1e-6);
+        assert_eq!(y[3], 1.0, "{}", t.name);
+    }
+}
+
+#[test]
+fn no_rows_and_no_segments() {
+    for t in targets() {
+        let empty = f32s(&[], [0, 3], &t.device);
+        let out = reduce(&t, empty.clone(), ids(&[], &t.device, false), 2, SegmentReduction::Max);
+        assert_eq!(out.dims(), [2, 3]);
+        assert!(read(out).iter().all(|&v| v == f64::NEG_INFINITY), "{}", t.name);
+        let (_, arg) = extreme(&t, empty.clone(), ids(&[], &t.device, false), 2, SegmentExtreme::Min);
+        assert_eq!(read_int(arg), vec![-1; 6], "{}", t.name);
+        let prod = reduce(&t, empty.clone(), ids(&[], &t.device, false), 2, SegmentReduction::Prod);
+        assert_eq!(read(prod), vec![1.0; 6], "{}", t.name);
+        assert_eq!(softmax(&t, empty.clone(), ids(&[], &t.device, false), 2).dims(), [0, 3]);
+        let none = reduce(&t, empty, ids(&[], &t.device, false), 0, SegmentReduction::Sum);
+        assert_eq!(none.dims(), [0, 3], "{}", t.name);
+        assert_eq!(read_int(count(&t, ids(&[], &t.device, false), 3)), vec![0; 3]);
+    }
+}
+
+#[test]
+fn out_of_range_ids_panic_on_cpu_naming_the_id() {
+    for t in targets().into_iter().filter(|t| t.path == Path::Public && !t.name.contains("wgpu")) {
+        for bad in [5i64, -1] {
+            let device = t.device.clone();
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                let x = f32s(&[1.0, 2.0, 3.0], [3, 1], &device);
+                burn_segment::segment_sum(x, ids(&[0, bad, 1], &device, false), 3).into_data()
+            }));
+            let err = result.expect_err(t.name);
+            let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(
+                msg.contains(&format!("segment id {bad} at position 1")) && msg.contains("num_segments = 3"),
+                "{}: {msg}",
+                t.name
+            );
+        }
+    }
+}
+
+#[test]
+fn composite_path_drops_rows_with_out_of_range_ids() {
+    let t = targets().into_iter().find(|t| t.path == Path::Composite).unwrap();
+    let data = [1.0, 2.0, 4.0, 8.0];
+    let seg = [0i64, 7, 1, -2];
+    let x = f32s(&data, [4, 1], &t.device);
+    let sum = read(reduce(&t, x.clone(), ids(&seg, &t.device, false), 2, SegmentReduction::Sum));
+    assert_eq!(sum, vec![1.0, 4.0]);
+    let (max, arg) = extreme(&t, x, ids(&seg, &t.device, false), 2, SegmentExtreme::Max);
+    assert_eq!((read(max), read_int(arg)), (vec![1.0, 4.0], vec![0, 2]));
+    assert_eq!(read_int(count(&t, ids(&seg, &t.device, false), 2)), vec![1, 1]);
+}
+
+#[test]
+fn mismatched_lengths_panic_with_a_clear_message() {
+    let device = burn::tensor::Device::flex();
+    let err = catch_unwind(|| {
+        burn_segment::segment_sum(f32s(&[1.0, 2.0], [2, 1], &device), ids(&[0], &device, false), 1)
+    })
+    .expect_err("length mismatch");
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("data has 2 rows (dim 0) but segment_ids has 1 entries"), "{msg}");
+}
+
+#[test]
+fn validation_returns_typed_errors() {
+    let device = burn::tensor::Device::flex();
+    let seg = ids(&[0, 3, 1], &device, true);
+    assert_eq!(validate_segment_ids(&seg, 4, Some(3)), Ok(()));
+    assert_eq!(
+        validate_segment_ids(&seg, 3, None),
+        Err(SegmentError::IdOutOfRange { id: 3, position: 1, num_segments: 3 })
+    );
+    assert_eq!(
+        validate_segment_ids(&seg, 4, Some(2)),
+        Err(SegmentError::LengthMismatch { ids: 3, rows: 2 })
+    );
+    let parts = ids(&[2, 0, 3], &device, false);
+    assert_eq!(validate_partitions(&parts, 5), Ok(()));
+    assert_eq!(validate_partitions(&parts, 6), Err(SegmentError::PartitionSumMismatch { sum: 5, rows: 6 }));
+    assert_eq!(
+        validate_partitions(&ids(&[2, -1], &device, false), 1),
+        Err(SegmentError::NegativePartition { index: 1, size: -1 })
+    );
+    let msg = SegmentError::IdOutOfRange { id: 9, position: 4, num_segments: 3 }.to_string();
+    assert_eq!(msg, "segment id 9 at position 4 is out of range for num_segments = 3");
+}
+
+#[test]
+fn arguments_and_counts_use_the_ids_dtype() {
+    for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+        for (i32_ids, dtype) in [(true, DType::I32), (false, DType::I64)] {
+            let x = f32s(&[1.0, 5.0, 3.0], [3, 1], &t.device);
+            let arg = burn_segment::segment_argmax(x, ids(&[0, 0, 1], &t.device, i32_ids), 2);
+            assert_eq!(arg.dtype(), dtype, "{}", t.name);
+            assert_eq!(read_int(arg), vec![1, 2]);
+        }
+    }
+}

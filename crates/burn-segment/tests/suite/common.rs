@@ -1,0 +1,187 @@
+//! The backends the generic suite runs on, and helpers to move data in and out of them.
+
+#![allow(deprecated)] // Device::ndarray and NdArray: deprecated in Burn 0.22, still supported.
+
+use burn::backend::NdArray;
+use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn_segment::{SegmentExtreme, SegmentReduction, composite};
+
+/// How a target reaches the ops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// The public functions, dispatched to the device's backend.
+    Public,
+    /// The composite defaults of `SegmentBackend`, run on NdArray primitives: what a backend
+    /// without kernels (wgpu until its kernels land) executes.
+    Composite,
+}
+
+/// One backend of the generic suite.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub name: &'static str,
+    pub device: Device,
+    pub path: Path,
+}
+
+impl Target {
+    pub fn is_autodiff(&self) -> bool {
+        self.name.contains("autodiff")
+    }
+}
+
+/// Every backend this build can test; `wgpu` is added by the crate's `wgpu` feature.
+pub fn targets() -> Vec<Target> {
+    #[allow(unused_mut)] // pushed to with the wgpu feature
+    let mut t = vec![
+        Target { name: "ndarray", device: Device::ndarray(), path: Path::Public },
+        Target { name: "flex", device: Device::flex(), path: Path::Public },
+        Target { name: "autodiff<ndarray>", device: Device::ndarray().autodiff(), path: Path::Public },
+        Target { name: "autodiff<flex>", device: Device::flex().autodiff(), path: Path::Public },
+        Target {
+            name: "autodiff<flex> checkpointing",
+            device: Device::flex().autodiff().gradient_checkpointing(),
+            path: Path::Public,
+        },
+        Target { name: "composite(ndarray)", device: Device::ndarray(), path: Path::Composite },
+    ];
+    #[cfg(feature = "wgpu")]
+    t.push(Target {
+        name: "wgpu",
+        device: Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+        path: Path::Public,
+    });
+    t
+}
+
+/// The autodiff targets (gradient checks).
+pub fn autodiff_targets() -> Vec<Target> {
+    targets().into_iter().filter(Target::is_autodiff).collect()
+}
+
+pub fn floats<const D: usize>(values: &[f64], shape: [usize; D], device: &Device, dtype: DType) -> Tensor<D> {
+    Tensor::from_data(TensorData::new(values.to_vec(), shape), (device, dtype))
+}
+
+pub fn f32s<const D: usize>(values: &[f64], shape: [usize; D], device: &Device) -> Tensor<D> {
+    floats(values, shape, device, DType::F32)
+}
+
+pub fn ints<const D: usize>(values: &[i64], shape: [usize; D], device: &Device, dtype: DType) -> Tensor<D, Int> {
+    Tensor::from_data(TensorData::new(values.to_vec(), shape), (device, dtype))
+}
+
+pub fn ids(values: &[i64], device: &Device, i32_ids: bool) -> Tensor<1, Int> {
+    let dtype = if i32_ids { DType::I32 } else { DType::I64 };
+    ints(values, [values.len()], device, dtype)
+}
+
+pub fn read<const D: usize>(t: Tensor<D>) -> Vec<f64> {
+    t.into_data().iter::<f64>().collect()
+}
+
+pub fn read_int<const D: usize>(t: Tensor<D, Int>) -> Vec<i64> {
+    t.into_data().iter::<i64>().collect()
+}
+
+/// f32 rounding of reference inputs, so references see what the backend sees.
+pub fn as_f32(values: &[f64]) -> Vec<f64> {
+    values.iter().map(|&v| v as f32 as f64).collect()
+}
+
+/// Asserts `got ≈ want` elementwise: NaN matches NaN, infinities match exactly.
+#[track_caller]
+pub fn assert_close(what: &str, got: &[f64], want: &[f64], rtol: f64, atol: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let ok = if w.is_nan() {
+            g.is_nan()
+        } else if w.is_infinite() {
+            g == w
+        } else {
+            (g - w).abs() <= atol + rtol * w.abs()
+        };
+        assert!(ok, "{what}: element {i}: got {g}, want {w}\n got  {got:?}\n want {want:?}");
+    }
+}
+
+fn nd<const D: usize, K>(t: Tensor<D, K>) -> <K as burn::tensor::BackendPrimitive<NdArray>>::Primitive
+where
+    K: burn::tensor::BackendPrimitive<NdArray> + burn::tensor::kind::Basic,
+{
+    t.try_into_primitive::<NdArray>().expect("an ndarray tensor")
+}
+
+/// The core float reduction through `target`'s path.
+pub fn reduce(target: &Target, data: Tensor<2>, ids: Tensor<1, Int>, n: usize, r: SegmentReduction) -> Tensor<2> {
+    match target.path {
+        Path::Public => burn_segment::segment_reduce(data, ids, n, r),
+        Path::Composite => Tensor::from_primitive::<NdArray>(composite::float_reduce::<NdArray>(nd(data), nd(ids), n, r)),
+    }
+}
+
+/// Max/min with arguments through `target`'s path.
+pub fn extreme(
+    target: &Target,
+    data: Tensor<2>,
+    ids: Tensor<1, Int>,
+    n: usize,
+    e: SegmentExtreme,
+) -> (Tensor<2>, Tensor<2, Int>) {
+    match (target.path, e) {
+        (Path::Public, SegmentExtreme::Max) => burn_segment::segment_max_with_indices(data, ids, n),
+        (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
+        (Path::Composite, _) => {
+            let (v, a) = composite::float_extreme::<NdArray>(nd(data), nd(ids), n, e);
+            (Tensor::from_primitive::<NdArray>(v), Tensor::from_primitive::<NdArray>(a))
+        }
+    }
+}
+
+/// Softmax through `target`'s path.
+pub fn softmax(target: &Target, data: Tensor<2>, ids: Tensor<1, Int>, n: usize) -> Tensor<2> {
+    match target.path {
+        Path::Public => burn_segment::segment_softmax(data, ids, n),
+        Path::Composite => Tensor::from_primitive::<NdArray>(composite::softmax::<NdArray>(nd(data), nd(ids), n)),
+    }
+}
+
+/// Integer reduction through `target`'s path.
+pub fn int_reduce(
+    target: &Target,
+    data: Tensor<2, Int>,
+    ids: Tensor<1, Int>,
+    n: usize,
+    r: SegmentReduction,
+) -> Tensor<2, Int> {
+    match target.path {
+        Path::Public => burn_segment::segment_reduce(data, ids, n, r),
+        Path::Composite => Tensor::from_primitive::<NdArray>(composite::int_reduce::<NdArray>(nd(data), nd(ids), n, r)),
+    }
+}
+
+/// Integer max/min with arguments through `target`'s path.
+pub fn int_extreme(
+    target: &Target,
+    data: Tensor<2, Int>,
+    ids: Tensor<1, Int>,
+    n: usize,
+    e: SegmentExtreme,
+) -> (Tensor<2, Int>, Tensor<2, Int>) {
+    match (target.path, e) {
+        (Path::Public, SegmentExtreme::Max) => burn_segment::segment_max_with_indices(data, ids, n),
+        (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
+        (Path::Composite, _) => {
+            let (v, a) = composite::int_extreme::<NdArray>(nd(data), nd(ids), n, e);
+            (Tensor::from_primitive::<NdArray>(v), Tensor::from_primitive::<NdArray>(a))
+        }
+    }
+}
+
+/// Counts through `target`'s path.
+pub fn count(target: &Target, ids: Tensor<1, Int>, n: usize) -> Tensor<1, Int> {
+    match target.path {
+        Path::Public => burn_segment::segment_count(ids, n),
+        Path::Composite => Tensor::from_primitive::<NdArray>(composite::count::<NdArray>(nd(ids), n)),
+    }
+}

@@ -1,0 +1,125 @@
+//! Gradient checks: every differentiable op's backward against central finite differences in
+//! f64, on every autodiff backend (with and without gradient checkpointing).
+
+use burn::tensor::{DType, Int, Tensor};
+use burn_segment as seg;
+
+use crate::common::*;
+
+const E: usize = 9;
+const D: usize = 2;
+/// Segment 2 is empty on purpose.
+const IDS: [i64; E] = [0, 3, 1, 0, 3, 1, 1, 0, 3];
+const N: usize = 4;
+
+/// Distinct values in [-2, 2], at least 1/24 apart (no ties: max/min are differentiable).
+fn values() -> Vec<f64> {
+    (0..E * D).map(|k| ((k * 37 + 11) % 97) as f64 / 24.0 - 2.0).collect()
+}
+
+/// `sum(op(x) * w)` over the finite outputs, with fixed weights `w`.
+fn loss<const O: usize>(out: Tensor<O>) -> Tensor<1> {
+    let n = out.shape().num_elements();
+    let w: Vec<f64> = (0..n).map(|k| ((k * 13 + 5) % 17) as f64 / 8.0 - 1.0).collect();
+    let w = Tensor::<1>::from_data(burn::tensor::TensorData::new(w, [n]), (&out.device(), DType::F64));
+    let out = out.clone().mask_fill(out.is_inf(), 0.0).reshape([n]);
+    (out * w).sum()
+}
+
+/// Checks the autodiff gradient of `op` at `x0` against central differences, on every autodiff
+/// target; returns the gradient of the last target for extra assertions.
+fn check<const O: usize>(name: &str, x0: &[f64], op: impl Fn(Tensor<2>, Tensor<1, Int>) -> Tensor<O>) -> Vec<f64> {
+    let mut last = vec![];
+    for t in autodiff_targets() {
+        let dev = &t.device;
+        let seg_ids = || ids(&IDS[..x0.len() / D], dev, false);
+        let rows = x0.len() / D;
+        let x = floats(x0, [rows, D], dev, DType::F64).require_grad();
+        let grads = loss(op(x.clone(), seg_ids())).backward();
+        let analytic = read(x.grad(&grads).expect("a gradient"));
+        assert!(analytic.iter().all(|g| g.is_finite()), "{} {name}: non-finite gradient {analytic:?}", t.name);
+        let h = 1e-6;
+        let eval = |xs: &[f64]| read(loss(op(floats(xs, [rows, D], dev, DType::F64), seg_ids())))[0];
+        let numeric: Vec<f64> = (0..x0.len())
+            .map(|i| {
+                let (mut plus, mut minus) = (x0.to_vec(), x0.to_vec());
+                plus[i] += h;
+                minus[i] -= h;
+                (eval(&plus) - eval(&minus)) / (2.0 * h)
+            })
+            .collect();
+        assert_close(&format!("{} {name} gradient", t.name), &analytic, &numeric, 1e-5, 1e-6);
+        last = analytic;
+    }
+    last
+}
+
+#[test]
+fn sum_mean_prod() {
+    check("sum", &values(), |x, i| seg::segment_sum(x, i, N));
+    check("mean", &values(), |x, i| seg::segment_mean(x, i, N));
+    check("prod", &values(), |x, i| seg::segment_prod(x, i, N));
+}
+
+#[test]
+fn prod_gradient_is_exact_with_zeros() {
+    let mut x = values();
+    x[0] = 0.0; // segment 0, column 0: one zero
+    x[2 * D + 1] = 0.0; // segment 1, column 1: two zeros
+    x[5 * D + 1] = 0.0;
+    let g = check("prod with zeros", &x, |x, i| seg::segment_prod(x, i, N));
+    // Segment 1 column 1 holds two zeros: every row's product of the others is 0.
+    for row in [2, 5, 6] {
+        assert_eq!(g[row * D + 1], 0.0);
+    }
+}
+
+#[test]
+fn max_min_and_constant_variants() {
+    check("max", &values(), |x, i| seg::segment_max(x, i, N));
+    check("min", &values(), |x, i| seg::segment_min(x, i, N));
+    check("max_or_constant", &values(), |x, i| seg::segment_max_or_constant(x, i, N, 0.0));
+    check("min_or_constant", &values(), |x, i| seg::segment_min_or_constant(x, i, N, 0.0));
+}
+
+#[test]
+fn max_gradient_flows_to_the_first_of_tied_rows_only() {
+    for t in autodiff_targets() {
+        let x = floats(&[2.0, 5.0, 5.0, 1.0, 5.0], [5, 1], &t.device, DType::F64).require_grad();
+        let out = seg::segment_max(x.clone(), ids(&[0, 0, 0, 1, 0], &t.device, true), 3);
+        let grads = loss(out).backward();
+        let g = read(x.grad(&grads).unwrap());
+        assert!(g[1] != 0.0, "{}", t.name);
+        assert_eq!([g[0], g[2], g[4]], [0.0; 3], "{}: {g:?}", t.name);
+    }
+}
+
+#[test]
+fn softmax_logsumexp() {
+    check("softmax", &values(), |x, i| seg::segment_softmax(x, i, N));
+    check("logsumexp", &values(), |x, i| seg::segment_logsumexp(x, i, N));
+}
+
+#[test]
+fn variance_std_normalize() {
+    check("variance", &values(), |x, i| seg::segment_variance(x, i, N));
+    check("std", &values(), |x, i| seg::segment_std(x, i, N));
+    check("normalize", &values(), |x, i| seg::segment_normalize(x, i, N, 1e-3));
+}
+
+#[test]
+fn partitions() {
+    let parts = |dev: &burn::tensor::Device| ids(&[3, 0, 4, 2], dev, false);
+    check("partition_sum", &values(), |x, _| {
+        let p = parts(&x.device());
+        seg::partition_sum(x, p)
+    });
+    check("partition_softmax", &values(), |x, _| {
+        let p = parts(&x.device());
+        seg::partition_softmax(x, p)
+    });
+    check("partition_max", &values(), |x, _| {
+        let p = parts(&x.device());
+        seg::partition_max(x, p)
+    });
+}

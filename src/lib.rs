@@ -1,0 +1,16 @@
+//! Graph neural networks in pure Rust on [Burn](https://burn.dev).
+//!
+//! `burn-gnn` is the facade of the workspace; each part is also usable on its own:
+//!
+//! - [`segment`] (`burn-segment`): segment and partition reductions (`segment_sum`,
+//!   `segment_max`, `segment_softmax`, ...) as custom Burn ops with CPU kernels and
+//!   hand-written backward passes.
+//! - [`graph`] (`burn-gnn-graph`): graph containers (in progress).
+//! - [`nn`] (`burn-gnn-nn`): message-passing layers (in progress).
+//! - [`data`] (`burn-gnn-data`): datasets (in progress).
+#![warn(missing_docs)]
+
+pub use burn_gnn_data as data;
+pub use burn_gnn_graph as graph;
+pub use burn_gnn_nn as nn;
+pub use burn_segment as segment;
