@@ -11,7 +11,7 @@
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig};
-use burn::optim::{AdamConfig, GradientsParams, Optimizer};
+use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::activation::relu;
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use burn_segment::segment_mean;
@@ -43,7 +43,7 @@ impl SageLayer {
     }
 }
 
-/// Two SAGE layers, or, with `use_graph = false`, the same weights applied to each node alone.
+/// Two SAGE layers; on a graph with no edges, the same model sees each node alone.
 #[derive(Module, Debug)]
 struct Gnn {
     layer1: SageLayer,
@@ -89,7 +89,7 @@ fn stochastic_block_model(seed: u64) -> Graph {
     }
     let features = (0..n * FEATURES)
         .map(|k| {
-            let signal = if labels[k / FEATURES] == 0 { 0.35 } else { -0.35 };
+            let signal = if labels[k / FEATURES] == 0 { 0.15 } else { -0.15 };
             (signal + 2.0 * (rng.next_f64() - 0.5)) as f32
         })
         .collect();
