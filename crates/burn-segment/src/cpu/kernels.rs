@@ -23,6 +23,9 @@ pub trait Elem: Copy + Send + Sync + PartialOrd + core::fmt::Debug + 'static {
     fn mul(self, other: Self) -> Self;
     /// Whether the value is NaN (always false for integers).
     fn is_nan(self) -> bool;
+    /// `if take { a } else { b }` with bit masks: stays a vector blend after vectorisation,
+    /// where a plain `if` on an in-place update becomes a slow masked store.
+    fn pick(take: bool, a: Self, b: Self) -> Self;
 }
 
 /// Float element types (softmax needs `exp`).
@@ -36,7 +39,7 @@ pub trait FloatElem: Elem {
 }
 
 macro_rules! float_elem {
-    ($t:ty) => {
+    ($t:ty, $bits:ty) => {
         impl Elem for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -53,6 +56,11 @@ macro_rules! float_elem {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn pick(take: bool, a: Self, b: Self) -> Self {
+                let mask = (take as $bits).wrapping_neg();
+                <$t>::from_bits((a.to_bits() & mask) | (b.to_bits() & !mask))
             }
         }
         impl FloatElem for $t {
@@ -71,8 +79,8 @@ macro_rules! float_elem {
         }
     };
 }
-float_elem!(f32);
-float_elem!(f64);
+float_elem!(f32, u32);
+float_elem!(f64, u64);
 
 macro_rules! int_elem {
     ($t:ty) => {
@@ -92,6 +100,11 @@ macro_rules! int_elem {
             #[inline(always)]
             fn is_nan(self) -> bool {
                 false
+            }
+            #[inline(always)]
+            fn pick(take: bool, a: Self, b: Self) -> Self {
+                let mask = (take as $t).wrapping_neg();
+                (a & mask) | (b & !mask)
             }
         }
     };
@@ -152,22 +165,10 @@ impl CsrPlan {
     /// # Panics
     /// If an id lies outside `[0, num_segments)`; the message names the id and its position.
     pub fn new<I: IdElem>(ids: &[I], num_segments: usize) -> Self {
-        let n = num_segments as i64;
+        let sorted = scan_ids(ids, num_segments);
         let mut counts = vec![0usize; num_segments + 1];
-        let mut sorted = true;
-        let mut prev = i64::MIN;
-        for (row, &id) in ids.iter().enumerate() {
-            let id = id.to_i64();
-            if id < 0 || id >= n {
-                panic!(
-                    "segment id {id} at position {row} is out of range for num_segments = \
-                     {num_segments} (ids must lie in [0, num_segments)); use \
-                     burn_segment::validate_segment_ids to get a Result instead"
-                );
-            }
-            sorted &= id >= prev;
-            prev = id;
-            counts[id as usize + 1] += 1;
+        for &id in ids {
+            counts[id.to_i64() as usize + 1] += 1;
         }
         for s in 0..num_segments {
             counts[s + 1] += counts[s];
@@ -206,6 +207,24 @@ impl CsrPlan {
         }
     }
 
+    /// As [`for_rows`](Self::for_rows), prefetching the rows a few positions ahead in the
+    /// permutation when the ids were unsorted: random row reads are latency bound otherwise.
+    #[inline(always)]
+    pub fn for_rows_prefetch<T>(&self, s: usize, data: &[T], d: usize, mut f: impl FnMut(usize)) {
+        let range = self.offsets[s]..self.offsets[s + 1];
+        match &self.order {
+            None => range.for_each(&mut f),
+            Some(order) => {
+                for k in range {
+                    if let Some(&ahead) = order.get(k + PREFETCH_DISTANCE) {
+                        prefetch_row(data, ahead * d, d);
+                    }
+                    f(order[k]);
+                }
+            }
+        }
+    }
+
     /// The first row of segment `s`, if it is not empty.
     #[inline]
     pub fn first_row(&self, s: usize) -> Option<usize> {
@@ -224,6 +243,65 @@ impl CsrPlan {
     }
 }
 
+/// How many rows ahead of the current one [`CsrPlan::for_rows_prefetch`] prefetches.
+const PREFETCH_DISTANCE: usize = 32;
+
+/// Hints the CPU to load `data[start..start + len]` into cache (a no-op off x86-64).
+#[inline(always)]
+fn prefetch_row<T>(data: &[T], start: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let bytes = len * core::mem::size_of::<T>();
+        let base = data[start..start + len].as_ptr() as *const i8;
+        let mut offset = 0;
+        while offset < bytes {
+            // SAFETY: `base + offset` lies inside the row, which is inside `data` (the slice
+            // indexing above is bounds checked); prefetching never faults anyway.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(base.add(offset))
+            };
+            offset += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, start, len);
+}
+
+/// Checks that every id lies in `[0, num_segments)` and says whether they are sorted, in
+/// parallel over chunks.
+///
+/// # Panics
+/// With the first (lowest position) out-of-range id, naming it, its position and
+/// `num_segments`.
+pub fn scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> bool {
+    const CHUNK: usize = 1 << 16;
+    let n = num_segments as i64;
+    let chunks: Vec<(Option<(usize, i64)>, bool, i64, i64)> = ids
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            let (mut bad, mut sorted, mut prev) = (None, true, i64::MIN);
+            for (k, &id) in chunk.iter().enumerate() {
+                let id = id.to_i64();
+                if bad.is_none() && (id < 0 || id >= n) {
+                    bad = Some((c * CHUNK + k, id));
+                }
+                sorted &= id >= prev;
+                prev = id;
+            }
+            (bad, sorted, chunk[0].to_i64(), prev)
+        })
+        .collect();
+    if let Some((row, id)) = chunks.iter().find_map(|c| c.0) {
+        panic!(
+            "segment id {id} at position {row} is out of range for num_segments = \
+             {num_segments} (ids must lie in [0, num_segments)); use \
+             burn_segment::validate_segment_ids to get a Result instead"
+        );
+    }
+    chunks.iter().all(|c| c.1) && chunks.windows(2).all(|w| w[0].3 <= w[1].2)
+}
+
 /// Runs `f(segment, out_row)` for every segment in parallel over `out = [N, d]`.
 fn per_segment<T: Send>(plan: &CsrPlan, out: &mut [T], d: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     if d == 0 || out.is_empty() {
@@ -238,7 +316,7 @@ pub fn reduce_add_mul<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, prod: bool)
     let init = if prod { T::ONE } else { T::ZERO };
     let mut out = vec![init; plan.num_segments() * d];
     per_segment(plan, &mut out, d, |s, acc| {
-        plan.for_rows(s, |r| {
+        plan.for_rows_prefetch(s, data, d, |r| {
             let x = &data[r * d..(r + 1) * d];
             if prod {
                 acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.mul(v));
@@ -248,6 +326,59 @@ pub fn reduce_add_mul<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, prod: bool)
         })
     });
     out
+}
+
+/// Row indices as the extreme kernels track them: the same width as the data where possible,
+/// so that the value and index updates vectorise together.
+trait ArgIndex: Copy + Send + Sync + Default {
+    fn from_row(row: usize) -> Self;
+    fn to_i64(self) -> i64;
+    fn pick(take: bool, a: Self, b: Self) -> Self;
+}
+macro_rules! arg_pick {
+    () => {
+        #[inline(always)]
+        fn pick(take: bool, a: Self, b: Self) -> Self {
+            let mask = (take as Self).wrapping_neg();
+            (a & mask) | (b & !mask)
+        }
+    };
+}
+impl ArgIndex for u32 {
+    arg_pick!();
+    #[inline(always)]
+    fn from_row(row: usize) -> Self {
+        row as u32
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+impl ArgIndex for u64 {
+    arg_pick!();
+    #[inline(always)]
+    fn from_row(row: usize) -> Self {
+        row as u64
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+}
+
+/// Folds row `x` (index `row`) into the running extreme: take `v` if it is strictly better, or
+/// the first NaN; a NaN already held is never replaced. Branch-free so that it vectorises.
+#[inline(always)]
+fn fold_row<T: Elem, A: ArgIndex, const MAX: bool>(val: &mut [T], arg: &mut [A], x: &[T], row: A) {
+    for ((c, a), &v) in val.iter_mut().zip(arg.iter_mut()).zip(x) {
+        let better = if MAX { v > *c } else { v < *c };
+        #[allow(clippy::eq_op)]
+        let first_nan = v != v && *c == *c;
+        let take = better | first_nan;
+        *c = T::pick(take, v, *c);
+        *a = A::pick(take, row, *a);
+    }
 }
 
 /// Max or min of each segment with the row index that attains it.
@@ -260,11 +391,22 @@ pub fn reduce_extreme<T: Elem, I: IdElem>(
     plan: &CsrPlan,
     extreme: Extreme,
 ) -> (Vec<T>, Vec<I>) {
+    let rows = plan.offsets[plan.num_segments()];
+    match (extreme, rows <= u32::MAX as usize && core::mem::size_of::<T>() <= 4) {
+        (Extreme::Max, true) => extreme_with::<T, I, u32, true>(data, d, plan),
+        (Extreme::Min, true) => extreme_with::<T, I, u32, false>(data, d, plan),
+        (Extreme::Max, false) => extreme_with::<T, I, u64, true>(data, d, plan),
+        (Extreme::Min, false) => extreme_with::<T, I, u64, false>(data, d, plan),
+    }
+}
+
+fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
+    data: &[T],
+    d: usize,
+    plan: &CsrPlan,
+) -> (Vec<T>, Vec<I>) {
     let n = plan.num_segments();
-    let init = match extreme {
-        Extreme::Max => T::LOWEST,
-        Extreme::Min => T::HIGHEST,
-    };
+    let init = if MAX { T::LOWEST } else { T::HIGHEST };
     let mut values = vec![init; n * d];
     let mut args = vec![I::from_i64(-1); n * d];
     if d == 0 || n == 0 {
@@ -276,29 +418,79 @@ pub fn reduce_extreme<T: Elem, I: IdElem>(
         .zip(args.par_chunks_mut(d))
         .enumerate()
         .with_min_len(min_len)
-        .for_each(|(s, (val, arg))| {
-            let Some(first) = plan.first_row(s) else { return };
-            val.copy_from_slice(&data[first * d..(first + 1) * d]);
-            arg.iter_mut().for_each(|a| *a = I::from_i64(first as i64));
-            plan.for_rows(s, |r| {
-                if r == first {
-                    return;
+        .for_each_init(
+            || vec![A::default(); d],
+            |local, (s, (val, arg))| {
+                let Some(first) = plan.first_row(s) else { return };
+                val.copy_from_slice(&data[first * d..(first + 1) * d]);
+                local.iter_mut().for_each(|a| *a = A::from_row(first));
+                #[cfg(target_arch = "x86_64")]
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports AVX2 (checked just above).
+                    unsafe { fold_segment_avx2::<T, A, MAX>(data, d, plan, s, first, val, local) };
+                } else {
+                    fold_segment::<T, A, MAX>(data, d, plan, s, first, val, local);
                 }
-                let x = &data[r * d..(r + 1) * d];
-                for j in 0..d {
-                    let (cur, v) = (val[j], x[j]);
-                    let better = match extreme {
-                        Extreme::Max => v > cur,
-                        Extreme::Min => v < cur,
-                    };
-                    if !cur.is_nan() && (better || v.is_nan()) {
-                        val[j] = v;
-                        arg[j] = I::from_i64(r as i64);
-                    }
-                }
-            });
-        });
+                #[cfg(not(target_arch = "x86_64"))]
+                fold_segment::<T, A, MAX>(data, d, plan, s, first, val, local);
+                arg.iter_mut().zip(local.iter()).for_each(|(a, l)| *a = I::from_i64(l.to_i64()));
+            },
+        );
     (values, args)
+}
+
+/// Columns folded at once: the running values and arguments of a block stay in registers for
+/// all the rows of a segment, so nothing is stored per row.
+const BLOCK: usize = 16;
+
+/// Folds every row of segment `s` but its first into `val` / `arg`, `BLOCK` columns at a time.
+#[inline(always)]
+fn fold_segment<T: Elem, A: ArgIndex, const MAX: bool>(
+    data: &[T],
+    d: usize,
+    plan: &CsrPlan,
+    s: usize,
+    first: usize,
+    val: &mut [T],
+    arg: &mut [A],
+) {
+    let mut j0 = 0;
+    while j0 + BLOCK <= d {
+        let mut v: [T; BLOCK] = val[j0..j0 + BLOCK].try_into().expect("a full block");
+        let mut a: [A; BLOCK] = arg[j0..j0 + BLOCK].try_into().expect("a full block");
+        plan.for_rows_prefetch(s, data, d, |r| {
+            if r != first {
+                let x: &[T; BLOCK] = data[r * d + j0..r * d + j0 + BLOCK].try_into().expect("a full block");
+                fold_row::<T, A, MAX>(&mut v, &mut a, x, A::from_row(r));
+            }
+        });
+        val[j0..j0 + BLOCK].copy_from_slice(&v);
+        arg[j0..j0 + BLOCK].copy_from_slice(&a);
+        j0 += BLOCK;
+    }
+    if j0 < d {
+        let (val, arg) = (&mut val[j0..], &mut arg[j0..]);
+        plan.for_rows_prefetch(s, data, d, |r| {
+            if r != first {
+                fold_row::<T, A, MAX>(val, arg, &data[r * d + j0..(r + 1) * d], A::from_row(r));
+            }
+        });
+    }
+}
+
+/// [`fold_segment`] compiled for AVX2, where the branch-free selects become blends.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fold_segment_avx2<T: Elem, A: ArgIndex, const MAX: bool>(
+    data: &[T],
+    d: usize,
+    plan: &CsrPlan,
+    s: usize,
+    first: usize,
+    val: &mut [T],
+    arg: &mut [A],
+) {
+    fold_segment::<T, A, MAX>(data, d, plan, s, first, val, arg)
 }
 
 /// A raw pointer that rayon tasks may share; every task writes a disjoint set of rows.
@@ -328,13 +520,11 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
             let (shift, sum) = scratch.split_at_mut(d);
             let Some(first) = plan.first_row(s) else { return };
             shift.copy_from_slice(&data[first * d..(first + 1) * d]);
-            plan.for_rows(s, |r| {
-                let x = &data[r * d..(r + 1) * d];
-                for j in 0..d {
-                    let (cur, v) = (shift[j], x[j]);
-                    if !cur.is_nan() && (v > cur || v.is_nan()) {
-                        shift[j] = v;
-                    }
+            plan.for_rows_prefetch(s, data, d, |r| {
+                for (m, &v) in shift.iter_mut().zip(&data[r * d..(r + 1) * d]) {
+                    #[allow(clippy::eq_op)]
+                    let take = v > *m || (v != v && *m == *m);
+                    *m = T::pick(take, v, *m);
                 }
             });
             // Shift by the maximum, or by 0 where every logit is -inf (0/0 = NaN then, as a
@@ -408,12 +598,14 @@ mod tests {
         let run = |threads| {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
-                (reduce_add_mul(&data, d, &plan, false), softmax(&data, d, &plan))
+                let (max, arg) = reduce_extreme::<f32, i64>(&data, d, &plan, Extreme::Max);
+                (reduce_add_mul(&data, d, &plan, false), softmax(&data, d, &plan), max, arg)
             })
         };
         let (a, b) = (run(1), run(4));
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a.0), bits(&b.0));
         assert_eq!(bits(&a.1), bits(&b.1));
+        assert_eq!((bits(&a.2), &a.3), (bits(&b.2), &b.3));
     }
 }

@@ -112,8 +112,8 @@ pub(crate) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReducti
     }
     let (e, d, out_shape) = dims(&data.shape(), n);
     check_len(e, ids.shape()[0]);
-    let plan = plan(&ids, n);
     let prod = op == SegmentReduction::Prod;
+    let plan = plan(&ids, n);
     fn go<E: CpuElem + Elem, T: CpuTensor>(data: &T, d: usize, p: &CsrPlan, prod: bool, s: Shape) -> T {
         T::from_values(kernels::reduce_add_mul(&data.values::<E>(), d, p, prod), s)
     }
