@@ -25,6 +25,13 @@ pub struct Target {
 }
 
 impl Target {
+    /// Whether f64 results on this target are trustworthy. wgpu reports f64 support on Mesa's
+    /// lavapipe, but Burn's f64 ops there return f32 bit patterns read as f64 (seen with the
+    /// composite softmax and the std backward), so its checks run in f32.
+    pub fn f64(&self) -> bool {
+        !self.name.contains("wgpu") && self.device.supports_dtype(burn::tensor::DType::F64)
+    }
+
     pub fn is_autodiff(&self) -> bool {
         self.name.contains("autodiff")
     }
@@ -46,11 +53,11 @@ pub fn targets() -> Vec<Target> {
         Target { name: "composite(ndarray)", device: Device::ndarray(), path: Path::Composite },
     ];
     #[cfg(feature = "wgpu")]
-    t.push(Target {
-        name: "wgpu",
-        device: Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
-        path: Path::Public,
-    });
+    {
+        let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
+        t.push(Target { name: "wgpu", device: wgpu.clone(), path: Path::Public });
+        t.push(Target { name: "autodiff<wgpu>", device: wgpu.autodiff(), path: Path::Public });
+    }
     t
 }
 

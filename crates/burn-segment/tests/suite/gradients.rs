@@ -21,7 +21,7 @@ fn values() -> Vec<f64> {
 fn loss<const O: usize>(out: Tensor<O>) -> Tensor<1> {
     let n = out.shape().num_elements();
     let w: Vec<f64> = (0..n).map(|k| ((k * 13 + 5) % 17) as f64 / 8.0 - 1.0).collect();
-    let w = Tensor::<1>::from_data(burn::tensor::TensorData::new(w, [n]), (&out.device(), DType::F64));
+    let w = Tensor::<1>::from_data(burn::tensor::TensorData::new(w, [n]), (&out.device(), out.dtype()));
     let out = out.clone().mask_fill(out.is_inf(), 0.0).reshape([n]);
     (out * w).sum()
 }
@@ -32,14 +32,18 @@ fn check<const O: usize>(name: &str, x0: &[f64], op: impl Fn(Tensor<2>, Tensor<1
     let mut last = vec![];
     for t in autodiff_targets() {
         let dev = &t.device;
+        // f64 where it is trustworthy; elsewhere (wgpu) f32 with a coarser step and tolerance.
+        let (dtype, h, tol) = match t.f64() {
+            true => (DType::F64, 1e-6, 1e-5),
+            false => (DType::F32, 1e-2, 2e-2),
+        };
         let seg_ids = || ids(&IDS[..x0.len() / D], dev, false);
         let rows = x0.len() / D;
-        let x = floats(x0, [rows, D], dev, DType::F64).require_grad();
+        let x = floats(x0, [rows, D], dev, dtype).require_grad();
         let grads = loss(op(x.clone(), seg_ids())).backward();
         let analytic = read(x.grad(&grads).expect("a gradient"));
         assert!(analytic.iter().all(|g| g.is_finite()), "{} {name}: non-finite gradient {analytic:?}", t.name);
-        let h = 1e-6;
-        let eval = |xs: &[f64]| read(loss(op(floats(xs, [rows, D], dev, DType::F64), seg_ids())))[0];
+        let eval = |xs: &[f64]| read(loss(op(floats(xs, [rows, D], dev, dtype), seg_ids())))[0];
         let numeric: Vec<f64> = (0..x0.len())
             .map(|i| {
                 let (mut plus, mut minus) = (x0.to_vec(), x0.to_vec());
@@ -48,7 +52,7 @@ fn check<const O: usize>(name: &str, x0: &[f64], op: impl Fn(Tensor<2>, Tensor<1
                 (eval(&plus) - eval(&minus)) / (2.0 * h)
             })
             .collect();
-        assert_close(&format!("{} {name} gradient", t.name), &analytic, &numeric, 1e-5, 1e-6);
+        assert_close(&format!("{} {name} gradient", t.name), &analytic, &numeric, tol, tol / 10.0);
         last = analytic;
     }
     last
@@ -85,7 +89,7 @@ fn max_min_and_constant_variants() {
 #[test]
 fn max_gradient_flows_to_the_first_of_tied_rows_only() {
     for t in autodiff_targets() {
-        let x = floats(&[2.0, 5.0, 5.0, 1.0, 5.0], [5, 1], &t.device, DType::F64).require_grad();
+        let x = f32s(&[2.0, 5.0, 5.0, 1.0, 5.0], [5, 1], &t.device).require_grad();
         let out = seg::segment_max(x.clone(), ids(&[0, 0, 0, 1, 0], &t.device, true), 3);
         let grads = loss(out).backward();
         let g = read(x.grad(&grads).unwrap());
