@@ -61,9 +61,14 @@
 //!   detected in the same O(E) pass that checks the ranges and skip the counting sort.
 //!
 //! # Backends
-//! `NdArray` and `Flex` use the kernels in [`cpu`]; `Autodiff<B>` wraps any of them with the
-//! backward passes; with the `wgpu` feature, `Cube` (wgpu, through `Fusion`) uses the composite
-//! defaults in [`composite`].
+//! `NdArray` and `Flex` use the kernels in [`cpu`] for f32, f64, i32 and i64 (other dtypes take
+//! the composite path); `Autodiff<B>` wraps any backend with the backward passes. With the `wgpu`
+//! feature, `Cube` (wgpu, through `Fusion`) runs the composite defaults in [`composite`] until
+//! its CubeCL kernels land.
+//!
+//! Backend-local behaviour: rows with out-of-range ids panic on the CPU backends and are dropped
+//! by the composite path; on wgpu use f32 (Burn 0.22's f64 `exp` on Mesa's lavapipe returns
+//! wrong values, which breaks f64 softmax there).
 #![warn(missing_docs)]
 #![allow(deprecated)] // burn::backend::NdArray is deprecated in favour of Flex; we support both.
 
