@@ -335,37 +335,27 @@ trait ArgIndex: Copy + Send + Sync + Default {
     fn to_i64(self) -> i64;
     fn pick(take: bool, a: Self, b: Self) -> Self;
 }
-macro_rules! arg_pick {
-    () => {
-        #[inline(always)]
-        fn pick(take: bool, a: Self, b: Self) -> Self {
-            let mask = (take as Self).wrapping_neg();
-            (a & mask) | (b & !mask)
+macro_rules! arg_index {
+    ($t:ty) => {
+        impl ArgIndex for $t {
+            #[inline(always)]
+            fn from_row(row: usize) -> Self {
+                row as $t
+            }
+            #[inline(always)]
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
+            #[inline(always)]
+            fn pick(take: bool, a: Self, b: Self) -> Self {
+                let mask = (take as $t).wrapping_neg();
+                (a & mask) | (b & !mask)
+            }
         }
     };
 }
-impl ArgIndex for u32 {
-    arg_pick!();
-    #[inline(always)]
-    fn from_row(row: usize) -> Self {
-        row as u32
-    }
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-}
-impl ArgIndex for u64 {
-    arg_pick!();
-    #[inline(always)]
-    fn from_row(row: usize) -> Self {
-        row as u64
-    }
-    #[inline(always)]
-    fn to_i64(self) -> i64 {
-        self as i64
-    }
-}
+arg_index!(u32);
+arg_index!(u64);
 
 /// Folds row `x` (index `row`) into the running extreme: take `v` if it is strictly better, or
 /// the first NaN; a NaN already held is never replaced. Branch-free so that it vectorises.
