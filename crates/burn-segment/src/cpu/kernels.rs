@@ -276,7 +276,10 @@ fn prefetch_row<T>(data: &[T], start: usize, len: usize) {
 pub fn scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> bool {
     const CHUNK: usize = 1 << 16;
     let n = num_segments as i64;
-    let chunks: Vec<(Option<(usize, i64)>, bool, i64, i64)> = ids
+    /// What one chunk of ids holds: its first bad id (position, id), whether it is sorted,
+    /// and its first and last ids.
+    type ChunkScan = (Option<(usize, i64)>, bool, i64, i64);
+    let chunks: Vec<ChunkScan> = ids
         .par_chunks(CHUNK)
         .enumerate()
         .map(|(c, chunk)| {
@@ -490,6 +493,19 @@ struct RowsPtr<T>(*mut T);
 unsafe impl<T: Send> Send for RowsPtr<T> {}
 unsafe impl<T: Send> Sync for RowsPtr<T> {}
 
+impl<T> RowsPtr<T> {
+    /// Row `r` (of width `d`) of the buffer.
+    ///
+    /// # Safety
+    /// `(r + 1) * d` must not exceed the buffer's length, and no other live reference may
+    /// touch that row.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn row(&self, r: usize, d: usize) -> &mut [T] {
+        // SAFETY: guaranteed by the caller.
+        unsafe { core::slice::from_raw_parts_mut(self.0.add(r * d), d) }
+    }
+}
+
 /// Softmax of each segment's rows, column-wise, shifted by the segment maximum.
 ///
 /// A column holding NaN or `+inf`, or only `-inf`, gives NaN in all its rows (as `softmax` does
@@ -506,7 +522,6 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
     (0..plan.num_segments()).into_par_iter().with_min_len(min_len).for_each_init(
         || vec![T::ZERO; 2 * d],
         |scratch, s| {
-            let ptr = ptr;
             let (shift, sum) = scratch.split_at_mut(d);
             let Some(first) = plan.first_row(s) else { return };
             shift.copy_from_slice(&data[first * d..(first + 1) * d]);
@@ -529,7 +544,7 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
                 // SAFETY: row `r` belongs to segment `s` only (the plan is a permutation of the
                 // rows), so no other task reads or writes `out[r * d..(r + 1) * d]`, which lies
                 // inside `out` because `r < rows`.
-                let y = unsafe { core::slice::from_raw_parts_mut(ptr.0.add(r * d), d) };
+                let y = unsafe { ptr.row(r, d) };
                 let x = &data[r * d..(r + 1) * d];
                 for j in 0..d {
                     let e = x[j].sub(shift[j]).exp();
@@ -539,7 +554,7 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
             });
             plan.for_rows(s, |r| {
                 // SAFETY: as above.
-                let y = unsafe { core::slice::from_raw_parts_mut(ptr.0.add(r * d), d) };
+                let y = unsafe { ptr.row(r, d) };
                 y.iter_mut().zip(sum.iter()).for_each(|(v, &t)| *v = v.div(t));
             });
         },
