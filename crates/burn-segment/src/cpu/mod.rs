@@ -1,5 +1,5 @@
 //! CPU kernels: written once over slices ([`kernels`]), adapted to NdArray and Flex through the
-//! small [`CpuTensor`] trait.
+//! small `CpuTensor` trait (crate-private).
 
 pub mod kernels;
 
