@@ -4,7 +4,9 @@
 //! - `stream_triad`: `a[i] = b[i] + s * c[i]` over 3 x 64 MiB f32 arrays with rayon, the
 //!   STREAM-triad baseline (bytes = 3 arrays);
 //! - `segment/{sum,max,softmax}/{sorted,random}/E=…,D=…` on the Flex backend, with N = E / 10,
-//!   f32 data and i64 ids; bytes = data read + ids read + output written.
+//!   f32 data and i64 ids; bytes = data read + ids read + output written;
+//! - `segment/burn_select_assign_add/…` (D = 64, E ≤ 1e6): Burn's built-in scatter-add computing
+//!   the same sum, the baseline our kernel replaces.
 //!
 //! Divide a segment figure by the triad figure for the fraction of memory bandwidth.
 //! `SEGMENT_BENCH_MAX_E` (default 10000000) caps E; `SEGMENT_BENCH_BACKEND=ndarray` switches the
@@ -13,7 +15,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn::tensor::{DType, Device, Int, Tensor, TensorData, ops::IndexingUpdateOp};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 
@@ -76,6 +78,15 @@ fn segment_ops(c: &mut Criterion) {
                 group.bench_function(id("sum"), |b| {
                     b.iter(|| black_box(burn_segment::segment_sum(data.clone(), ids.clone(), n)))
                 });
+                if d == 64 && e <= 1_000_000 {
+                    // Baseline: Burn's own scatter-add (`select_assign(Add)`), same bytes.
+                    let zeros = Tensor::<2>::zeros([n, d], (&device, DType::F32));
+                    group.bench_function(id("burn_select_assign_add"), |b| {
+                        b.iter(|| {
+                            black_box(zeros.clone().select_assign(0, ids.clone(), data.clone(), IndexingUpdateOp::Add))
+                        })
+                    });
+                }
                 group.throughput(Throughput::Bytes(read + (n * d * 12) as u64)); // values + i64 args
                 group.bench_function(id("max"), |b| {
                     b.iter(|| black_box(burn_segment::segment_max_with_indices(data.clone(), ids.clone(), n)))
