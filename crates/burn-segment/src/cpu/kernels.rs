@@ -7,6 +7,8 @@
 
 use rayon::prelude::*;
 
+use crate::SegmentExtreme as Extreme;
+
 /// Element types the CPU kernels reduce.
 pub trait Elem: Copy + Send + Sync + PartialOrd + core::fmt::Debug + 'static {
     /// Additive identity.
@@ -82,6 +84,17 @@ macro_rules! float_elem {
 float_elem!(f32, u32);
 float_elem!(f64, u64);
 
+/// `pick` for integer types: `if take { a } else { b }` with a bit mask.
+macro_rules! pick_bits {
+    ($t:ty) => {
+        #[inline(always)]
+        fn pick(take: bool, a: Self, b: Self) -> Self {
+            let mask = (take as $t).wrapping_neg();
+            (a & mask) | (b & !mask)
+        }
+    };
+}
+
 macro_rules! int_elem {
     ($t:ty) => {
         impl Elem for $t {
@@ -101,11 +114,7 @@ macro_rules! int_elem {
             fn is_nan(self) -> bool {
                 false
             }
-            #[inline(always)]
-            fn pick(take: bool, a: Self, b: Self) -> Self {
-                let mask = (take as $t).wrapping_neg();
-                (a & mask) | (b & !mask)
-            }
+            pick_bits!($t);
         }
     };
 }
@@ -138,15 +147,6 @@ impl IdElem for i64 {
     fn from_i64(v: i64) -> Self {
         v
     }
-}
-
-/// Which extreme a max/min kernel computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Extreme {
-    /// Maximum.
-    Max,
-    /// Minimum.
-    Min,
 }
 
 /// A CSR view of segment ids: the rows of segment `s` are `rows(s)`, in original row order.
@@ -349,11 +349,7 @@ macro_rules! arg_index {
             fn to_i64(self) -> i64 {
                 self as i64
             }
-            #[inline(always)]
-            fn pick(take: bool, a: Self, b: Self) -> Self {
-                let mask = (take as $t).wrapping_neg();
-                (a & mask) | (b & !mask)
-            }
+            pick_bits!($t);
         }
     };
 }

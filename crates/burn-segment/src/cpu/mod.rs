@@ -11,7 +11,7 @@ use burn_flex::FlexTensor;
 use burn_ndarray::NdArrayTensor;
 
 use crate::{SegmentExtreme, SegmentReduction};
-use kernels::{CsrPlan, Elem, Extreme, FloatElem, IdElem};
+use kernels::{CsrPlan, Elem, FloatElem, IdElem};
 
 /// A CPU tensor primitive whose values can be read as a slice and built from a `Vec`.
 pub(crate) trait CpuTensor: TensorMetadata + Sized {
@@ -131,15 +131,11 @@ pub(crate) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExt
     let (e, d, out_shape) = dims(&data.shape(), n);
     check_len(e, ids.shape()[0]);
     let plan = plan(&ids, n);
-    let which = match which {
-        SegmentExtreme::Max => Extreme::Max,
-        SegmentExtreme::Min => Extreme::Min,
-    };
     fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
         data: &T,
         d: usize,
         plan: &CsrPlan,
-        which: Extreme,
+        which: SegmentExtreme,
         shape: Shape,
     ) -> (T, T) {
         let (v, a) = kernels::reduce_extreme::<E, I>(&data.values::<E>(), d, plan, which);
