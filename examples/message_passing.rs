@@ -125,6 +125,9 @@ fn main() {
     // Every fifth node is labelled for training; the rest are the test set.
     let train: Vec<bool> = (0..n).map(|i| i % 5 == 0).collect();
     let test: Vec<bool> = train.iter().map(|t| !t).collect();
+    let train_idx: Vec<i64> = (0..n as i64).filter(|&i| train[i as usize]).collect();
+    let train_idx = Tensor::<1, Int>::from_data(TensorData::new(train_idx.clone(), [train_idx.len()]), &device);
+    let train_labels = labels.clone().select(0, train_idx.clone());
     let train = Tensor::<1, Bool>::from_data(TensorData::new(train, [n]), &device);
     let test = Tensor::<1, Bool>::from_data(TensorData::new(test, [n]), &device);
     // A graph with no edges turns the GNN into a per-node model with the same parameters.
@@ -135,15 +138,14 @@ fn main() {
         ("per-node (no edges)", no_edges.clone(), no_edges.clone()),
         ("GNN (mean aggregation)", senders.clone(), receivers.clone()),
     ] {
+        // Seed Burn's parameter initialisation: both models start from the same draw, and every
+        // run prints the same figures.
+        device.seed(seed);
         let mut model = Gnn { layer1: SageLayer::new(FEATURES, HIDDEN, &device), layer2: SageLayer::new(HIDDEN, 2, &device) };
         let mut optim = AdamConfig::new().init();
         for epoch in 1..=epochs {
             let logits = model.forward(x.clone(), s.clone(), r.clone());
-            let train_idx = Tensor::<1, Int>::from_data(
-                TensorData::new((0..n as i64).filter(|i| i % 5 == 0).collect::<Vec<_>>(), [n.div_ceil(5)]),
-                &device,
-            );
-            let loss = loss_fn.forward(logits.clone().select(0, train_idx.clone()), labels.clone().select(0, train_idx));
+            let loss = loss_fn.forward(logits.clone().select(0, train_idx.clone()), train_labels.clone());
             if epoch % 25 == 0 || epoch == epochs {
                 println!(
                     "  {name:<24} epoch {epoch:>4}  loss {:.4}  train acc {:.3}",
