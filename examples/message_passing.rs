@@ -14,6 +14,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::activation::relu;
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
+use burn_gnn_graph::GraphsTuple;
 use burn_segment::segment_mean;
 
 const NODES_PER_COMMUNITY: usize = 150;
@@ -119,8 +120,12 @@ fn main() {
     let n = g.labels.len();
     println!("graph: {n} nodes, {} directed edges, 2 communities, {FEATURES} noisy features", g.senders.len());
     let x = Tensor::<2>::from_data(TensorData::new(g.features.clone(), [n, FEATURES]), &device);
-    let senders = Tensor::<1, Int>::from_data(TensorData::new(g.senders.clone(), [g.senders.len()]), &device);
-    let receivers = Tensor::<1, Int>::from_data(TensorData::new(g.receivers.clone(), [g.receivers.len()]), &device);
+    // The edge index as a validated GraphsTuple, sorted by receiver so that the mean
+    // aggregation takes the segment ops' sorted fast path.
+    let graph = GraphsTuple::from_coo(&g.senders, &g.receivers, n, &device)
+        .expect("the generator emits valid node indices")
+        .sort_by_receiver();
+    let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
     let labels = Tensor::<1, Int>::from_data(TensorData::new(g.labels.clone(), [n]), &device);
     // Every fifth node is labelled for training; the rest are the test set.
     let train: Vec<bool> = (0..n).map(|i| i % 5 == 0).collect();

@@ -5,7 +5,8 @@
 //! - [`segment`] (`burn-segment`): segment and partition reductions (`segment_sum`,
 //!   `segment_max`, `segment_softmax`, ...) as custom Burn ops with CPU kernels and
 //!   hand-written backward passes.
-//! - [`graph`] (`burn-gnn-graph`): graph containers (in progress).
+//! - [`graph`] (`burn-gnn-graph`): `GraphsTuple`, batching, padding, graph utilities and
+//!   conversions.
 //! - [`nn`] (`burn-gnn-nn`): message-passing layers (in progress).
 //! - [`data`] (`burn-gnn-data`): datasets (in progress).
 #![warn(missing_docs)]

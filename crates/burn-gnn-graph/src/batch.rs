@@ -2,6 +2,7 @@
 
 use burn::tensor::{Int, Tensor};
 
+use crate::feature::{select0, unless_empty};
 use crate::graphs_tuple::{host_ints, index_tensor};
 use crate::{Feature, FeatureSet, FeatureSetKind, GraphError, GraphsTuple};
 
@@ -35,11 +36,13 @@ pub fn batch(graphs: &[GraphsTuple]) -> Result<GraphsTuple, GraphError> {
     let (mut senders, mut receivers) = (Vec::new(), Vec::new());
     for g in graphs {
         let shift = |t: &Tensor<1, Int>| {
-            if offset == 0 {
-                t.clone()
-            } else {
-                t.clone().add_scalar(offset as i64)
-            }
+            unless_empty(t.clone(), |t| {
+                if offset == 0 {
+                    t
+                } else {
+                    t.add_scalar(offset as i64)
+                }
+            })
         };
         senders.push(shift(&g.senders));
         receivers.push(shift(&g.receivers));
@@ -94,8 +97,11 @@ impl GraphsTuple {
             let rows = |set: &FeatureSet, start: usize, end: usize| {
                 set.clone().map(|f| f.slice_rows(start, end))
             };
-            let local =
-                |t: &Tensor<1, Int>| t.clone().slice(edge..edge + ne).sub_scalar(node as i64);
+            let local = |t: &Tensor<1, Int>| {
+                unless_empty(t.clone().slice(edge..edge + ne), |t| {
+                    t.sub_scalar(node as i64)
+                })
+            };
             out.push(GraphsTuple {
                 nodes: rows(&self.nodes, node, node + nn),
                 edges: rows(&self.edges, edge, edge + ne),
@@ -164,14 +170,12 @@ impl GraphsTuple {
             nodes: self.nodes.clone().map(|f| f.select_rows(nodes.clone())),
             edges: self.edges.clone().map(|f| f.select_rows(edges.clone())),
             globals: self.globals.clone().map(|f| f.select_rows(graphs.clone())),
-            senders: self
-                .senders
-                .clone()
-                .select(0, edges.clone())
-                .sub(shifts.clone()),
-            receivers: self.receivers.clone().select(0, edges).sub(shifts),
-            n_node: self.n_node.clone().select(0, graphs.clone()),
-            n_edge: self.n_edge.clone().select(0, graphs),
+            senders: unless_empty(select0(self.senders.clone(), edges.clone()), |t| {
+                t.sub(shifts.clone())
+            }),
+            receivers: unless_empty(select0(self.receivers.clone(), edges), |t| t.sub(shifts)),
+            n_node: select0(self.n_node.clone(), graphs.clone()),
+            n_edge: select0(self.n_edge.clone(), graphs),
             num_nodes,
             padding,
             receiver_offsets: None,

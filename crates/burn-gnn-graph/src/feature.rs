@@ -100,6 +100,27 @@ fn reduce<const D: usize, K: SegmentKind>(
     }
 }
 
+/// `t.select(0, indices)`, except that an empty `indices` gives an empty tensor without
+/// launching anything: on Burn 0.22's wgpu backend (through Fusion) a `select` with an empty
+/// index corrupts the results of later, unrelated ops (seen: `[0] + [0]` reading `[7]`).
+pub(crate) fn select0<const D: usize, K: Basic>(
+    t: Tensor<D, K>,
+    indices: Tensor<1, Int>,
+) -> Tensor<D, K> {
+    if indices.dims()[0] == 0 {
+        return t.slice(0..0);
+    }
+    t.select(0, indices)
+}
+
+/// Elementwise `f(t)` on an index tensor, skipped when it is empty (see [`select0`]).
+pub(crate) fn unless_empty(
+    t: Tensor<1, Int>,
+    f: impl FnOnce(Tensor<1, Int>) -> Tensor<1, Int>,
+) -> Tensor<1, Int> {
+    if t.dims()[0] == 0 { t } else { f(t) }
+}
+
 fn zero_rows_t<const D: usize, K: Basic>(t: Tensor<D, K>, keep: Tensor<1, Bool>) -> Tensor<D, K> {
     let dims = t.dims();
     let mut shape = [1usize; D];
@@ -189,7 +210,7 @@ impl Feature {
 
     /// The rows at `indices` (dim 0).
     pub fn select_rows(self, indices: Tensor<1, Int>) -> Feature {
-        map_feature!(self, t => t.select(0, indices))
+        map_feature!(self, t => select0(t, indices.clone()))
     }
 
     /// Rows `start..end` (dim 0); an empty range gives an empty feature.
@@ -210,6 +231,11 @@ impl Feature {
         })
     }
 
+    /// The same feature on `device`.
+    pub fn to_device(self, device: &Device) -> Feature {
+        map_feature!(self, t => t.to_device(device))
+    }
+
     /// Adds `x` to every entry (rounded towards zero for int features).
     pub fn add_scalar(self, x: f64) -> Feature {
         map_feature!(self, t => t.add_scalar(x))
@@ -218,6 +244,9 @@ impl Feature {
     /// Sets the rows where `keep` is false to zero (`NaN` rows too: this selects, never
     /// multiplies). `keep` has one entry per row.
     pub fn zero_rows(self, keep: Tensor<1, Bool>) -> Feature {
+        if self.rows() == 0 {
+            return self;
+        }
         map_feature!(self, t => zero_rows_t(t, keep.clone()))
     }
 
@@ -229,6 +258,11 @@ impl Feature {
         n: usize,
         how: EdgeReduce,
     ) -> Result<Feature, GraphError> {
+        if self.rows() == 0 && (n == 0 || matches!(how, EdgeReduce::Sum | EdgeReduce::Mean)) {
+            // Nothing to merge: zeros (the sum and mean of nothing), without a scatter on an
+            // empty index (see `select0`).
+            return Ok(self.pad_rows(n));
+        }
         if how == EdgeReduce::Mean {
             return match self {
                 Feature::Float1(t) => Ok(Feature::Float1(segment_mean(t, ids, n))),

@@ -58,116 +58,6 @@ pub struct GraphsTuple {
     pub(crate) receiver_offsets: Option<Tensor<1, Int>>,
 }
 
-/// Collects the parts of a [`GraphsTuple`]; see [`GraphsTuple::builder`].
-#[derive(Clone, Debug)]
-pub struct GraphsTupleBuilder {
-    graph: GraphsTuple,
-    n_node: Option<Tensor<1, Int>>,
-    n_edge: Option<Tensor<1, Int>>,
-    num_nodes: Option<usize>,
-}
-
-impl GraphsTupleBuilder {
-    /// The unnamed node features (`[sum_n_node, ...]`).
-    pub fn nodes(mut self, nodes: impl Into<Feature>) -> Self {
-        self.graph.nodes.main = Some(nodes.into());
-        self
-    }
-    /// The unnamed edge features (`[sum_n_edge, ...]`).
-    pub fn edges(mut self, edges: impl Into<Feature>) -> Self {
-        self.graph.edges.main = Some(edges.into());
-        self
-    }
-    /// The unnamed graph features (`[n_graph, ...]`).
-    pub fn globals(mut self, globals: impl Into<Feature>) -> Self {
-        self.graph.globals.main = Some(globals.into());
-        self
-    }
-    /// A named node feature.
-    pub fn node_feature(mut self, name: impl Into<String>, feature: impl Into<Feature>) -> Self {
-        self.graph.nodes.named.insert(name.into(), feature.into());
-        self
-    }
-    /// A named edge feature.
-    pub fn edge_feature(mut self, name: impl Into<String>, feature: impl Into<Feature>) -> Self {
-        self.graph.edges.named.insert(name.into(), feature.into());
-        self
-    }
-    /// A named graph feature.
-    pub fn global_feature(mut self, name: impl Into<String>, feature: impl Into<Feature>) -> Self {
-        self.graph.globals.named.insert(name.into(), feature.into());
-        self
-    }
-    /// Nodes per graph. Default: one graph holding every node.
-    pub fn n_node(mut self, n_node: Tensor<1, Int>) -> Self {
-        self.n_node = Some(n_node);
-        self
-    }
-    /// Edges per graph. Default: one graph holding every edge.
-    pub fn n_edge(mut self, n_edge: Tensor<1, Int>) -> Self {
-        self.n_edge = Some(n_edge);
-        self
-    }
-    /// The number of nodes, for graphs without node features (otherwise their leading
-    /// dimension gives it, and this must agree).
-    pub fn num_nodes(mut self, num_nodes: usize) -> Self {
-        self.num_nodes = Some(num_nodes);
-        self
-    }
-
-    /// Checks shapes and values (a host read of `senders`, `receivers`, `n_node`, `n_edge`) and
-    /// builds the graph.
-    ///
-    /// # Errors
-    /// Any inconsistency, as a [`GraphError`] naming the field, position and value.
-    pub fn build(self) -> Result<GraphsTuple, GraphError> {
-        let graph = self.build_unchecked()?;
-        graph.validate()?;
-        Ok(graph)
-    }
-
-    /// Checks only what shapes tell (lengths, feature rows), without reading any tensor: for
-    /// hot loops over data that was validated once. Out-of-range indices then reach the
-    /// kernels (CPU kernels panic; the composite path drops them).
-    ///
-    /// # Errors
-    /// Shape inconsistencies; a graph with no node feature, no `num_nodes` and no `n_node`.
-    pub fn build_unchecked(self) -> Result<GraphsTuple, GraphError> {
-        let mut graph = self.graph;
-        let device = graph.senders.device();
-        let num_nodes = match (self.num_nodes, graph.nodes.iter().next()) {
-            (Some(n), _) => n,
-            (None, Some((_, f))) => f.rows(),
-            (None, None) => match &self.n_node {
-                // No shape tells it: the sum of n_node is the only source (one host read).
-                Some(n_node) => n_node.to_data().iter::<i64>().sum::<i64>().max(0) as usize,
-                None => {
-                    return Err(GraphError::InvalidArgument(
-                        "the number of nodes is unknown: give node features, num_nodes or n_node"
-                            .into(),
-                    ));
-                }
-            },
-        };
-        graph.num_nodes = num_nodes;
-        let n_edge_total = graph.senders.dims()[0];
-        graph.n_node = default_int(
-            self.n_node
-                .unwrap_or_else(|| index_tensor(vec![num_nodes as i64], &device)),
-            &device,
-        );
-        graph.n_edge = default_int(
-            self.n_edge
-                .unwrap_or_else(|| index_tensor(vec![n_edge_total as i64], &device)),
-            &device,
-        );
-        graph.senders = default_int(graph.senders, &device);
-        graph.receivers = default_int(graph.receivers, &device);
-        graph.check_shapes()?;
-        Ok(graph)
-    }
-}
-
 /// A tensor's values on the host, as i64 (one device read).
 pub(crate) fn host_ints(t: &Tensor<1, Int>) -> Vec<i64> {
     t.to_data().iter::<i64>().collect()
@@ -180,7 +70,7 @@ pub(crate) fn index_tensor(values: Vec<i64>, device: &Device) -> Tensor<1, Int> 
 }
 
 /// `t` in the device's default int dtype, so that index arithmetic never mixes dtypes.
-fn default_int(t: Tensor<1, Int>, device: &Device) -> Tensor<1, Int> {
+pub(crate) fn default_int(t: Tensor<1, Int>, device: &Device) -> Tensor<1, Int> {
     let want = Tensor::<1, Int>::empty([0], device).dtype();
     if t.dtype() == want {
         t
@@ -190,29 +80,6 @@ fn default_int(t: Tensor<1, Int>, device: &Device) -> Tensor<1, Int> {
 }
 
 impl GraphsTuple {
-    /// Starts a graph from its edges: `senders[e] -> receivers[e]`.
-    pub fn builder(senders: Tensor<1, Int>, receivers: Tensor<1, Int>) -> GraphsTupleBuilder {
-        let device = senders.device();
-        let empty = Tensor::<1, Int>::zeros([0], &device);
-        GraphsTupleBuilder {
-            graph: GraphsTuple {
-                nodes: FeatureSet::default(),
-                edges: FeatureSet::default(),
-                globals: FeatureSet::default(),
-                senders,
-                receivers,
-                n_node: empty.clone(),
-                n_edge: empty,
-                num_nodes: 0,
-                padding: None,
-                receiver_offsets: None,
-            },
-            n_node: None,
-            n_edge: None,
-            num_nodes: None,
-        }
-    }
-
     /// Reassembles a graph whose parts are known to be consistent (crate-internal).
     pub(crate) fn with_structure(
         &self,
@@ -233,7 +100,7 @@ impl GraphsTuple {
         }
     }
 
-    fn check_shapes(&self) -> Result<(), GraphError> {
+    pub(crate) fn check_shapes(&self) -> Result<(), GraphError> {
         let (s, r) = (self.senders.dims()[0], self.receivers.dims()[0]);
         if s != r {
             return Err(GraphError::EdgeIndexLength {
@@ -291,8 +158,10 @@ impl GraphsTuple {
                     value,
                 });
             }
-            let sum: i64 = counts.iter().sum();
-            if sum != expected as i64 {
+            // i128: counts read from a file may be anything; the sum must not overflow.
+            let sum: i128 = counts.iter().map(|&c| c as i128).sum();
+            if sum != expected as i128 {
+                let sum = sum.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
                 return Err(GraphError::CountSum {
                     field,
                     sum,
@@ -332,6 +201,24 @@ impl GraphsTuple {
             first_node = end_node;
         }
         Ok(())
+    }
+
+    /// The same graph on `device` (every tensor moved; host metadata kept).
+    pub fn to_device(&self, device: &Device) -> GraphsTuple {
+        let move_set = |s: &FeatureSet| s.clone().map(|f| f.to_device(device));
+        let move_ints = |t: &Tensor<1, Int>| default_int(t.clone().to_device(device), device);
+        GraphsTuple {
+            nodes: move_set(&self.nodes),
+            edges: move_set(&self.edges),
+            globals: move_set(&self.globals),
+            senders: move_ints(&self.senders),
+            receivers: move_ints(&self.receivers),
+            n_node: move_ints(&self.n_node),
+            n_edge: move_ints(&self.n_edge),
+            num_nodes: self.num_nodes,
+            padding: self.padding.clone(),
+            receiver_offsets: self.receiver_offsets.as_ref().map(move_ints),
+        }
     }
 
     /// The total number of nodes, from shapes.
@@ -472,10 +359,18 @@ impl GraphsTuple {
     }
     /// Incoming edges per node, `[sum_n_node]` Int.
     pub fn in_degree(&self) -> Tensor<1, Int> {
+        if self.sum_n_edge() == 0 {
+            // No scatter on an empty index (see `feature::select0`).
+            return Tensor::zeros([self.sum_n_node()], &self.device());
+        }
         segment_count(self.receivers.clone(), self.sum_n_node())
     }
     /// Outgoing edges per node, `[sum_n_node]` Int.
     pub fn out_degree(&self) -> Tensor<1, Int> {
+        if self.sum_n_edge() == 0 {
+            // No scatter on an empty index (see `feature::select0`).
+            return Tensor::zeros([self.sum_n_node()], &self.device());
+        }
         segment_count(self.senders.clone(), self.sum_n_node())
     }
 

@@ -27,6 +27,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod builder;
 mod convert;
 mod data;
 mod error;
@@ -37,11 +38,12 @@ mod petgraph_conv;
 mod transform;
 
 pub use batch::batch;
+pub use builder::GraphsTupleBuilder;
 pub use convert::Csr;
 pub use data::{FeatureData, FeatureSetData, FeatureValues, GraphData};
 pub use error::{FeatureSetKind, GraphError};
 pub use feature::{EdgeReduce, Feature, FeatureSet};
-pub use graphs_tuple::{GraphsTuple, GraphsTupleBuilder};
+pub use graphs_tuple::GraphsTuple;
 pub use petgraph_conv::FeatureRow;
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};
 

@@ -2,6 +2,7 @@
 
 use burn::tensor::{Bool, Int, Tensor};
 
+use crate::feature::select0;
 use crate::graphs_tuple::index_tensor;
 use crate::{GraphError, GraphsTuple};
 
@@ -101,7 +102,10 @@ impl GraphsTuple {
         if !self.has_padding() {
             return Tensor::<1, Int>::zeros([rows], &device).equal_elem(0);
         }
-        self.graph_mask().int().select(0, ids()).equal_elem(1)
+        if rows == 0 {
+            return Tensor::<1, Bool>::empty([0], &device);
+        }
+        select0(self.graph_mask().int(), ids()).equal_elem(1)
     }
 
     /// Per node: `true` for nodes of real graphs, `false` for padding nodes, `[sum_n_node]`.

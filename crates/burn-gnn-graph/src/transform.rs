@@ -6,6 +6,7 @@
 
 use burn::tensor::{Device, Int, Tensor};
 
+use crate::feature::{select0, unless_empty};
 use crate::graphs_tuple::{host_ints, index_tensor};
 use crate::{EdgeReduce, Feature, FeatureSet, GraphError, GraphsTuple};
 
@@ -95,8 +96,8 @@ impl GraphsTuple {
         let device = self.device();
         let idx = index_tensor(order, &device);
         let mut out = self.with_structure(
-            self.senders.clone().select(0, idx.clone()),
-            self.receivers.clone().select(0, idx.clone()),
+            select0(self.senders.clone(), idx.clone()),
+            select0(self.receivers.clone(), idx.clone()),
             self.n_node.clone(),
             index_tensor(n_edge, &device),
             self.num_nodes,
@@ -146,10 +147,10 @@ impl GraphsTuple {
         }
         let device = base.device();
         let idx = index_tensor(order, &device);
-        let loops = Tensor::<1, Int>::arange(0..nodes as i64, &device);
+        let loops = index_tensor((0..nodes as i64).collect(), &device);
         let receivers = base.receivers.clone();
         let with_loops = |t: &Tensor<1, Int>| {
-            Tensor::cat(vec![t.clone(), loops.clone()], 0).select(0, idx.clone())
+            select0(Tensor::cat(vec![t.clone(), loops.clone()], 0), idx.clone())
         };
         let fill = |f: Feature| -> Result<Feature, GraphError> {
             let rows = match options.fill {
@@ -168,7 +169,7 @@ impl GraphsTuple {
             with_loops(&base.senders),
             with_loops(&base.receivers),
             base.n_node.clone(),
-            base.n_edge.clone().add(base.n_node.clone()),
+            unless_empty(base.n_edge.clone(), |t| t.add(base.n_node.clone())),
             nodes,
         );
         out.edges = base.edges.clone().try_map(fill)?;

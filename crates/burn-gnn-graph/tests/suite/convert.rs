@@ -204,3 +204,25 @@ fn corrupt_data_is_an_error_not_a_panic() {
         Err(GraphError::Decode(_))
     ));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Random byte edits of a valid file decode to an error or to data that either builds a
+    /// valid graph or is rejected with an error: never a panic.
+    #[test]
+    fn mutated_binary_files_never_panic(edits in proptest::collection::vec((0usize..4096, proptest::prelude::any::<u8>()), 1..6)) {
+        let d = &devices()[0].1;
+        let data = graph_data(vec![3, 2], vec![vec![(0, 1, 1), (2, 2, 3)], vec![(1, 0, 2)]], vec![1, -3, 5]);
+        let mut bytes = data.to_bytes().unwrap();
+        for (at, value) in edits {
+            let i = at % bytes.len();
+            bytes[i] = value;
+        }
+        if let Ok(decoded) = GraphData::from_bytes(&bytes)
+            && let Ok(g) = GraphsTuple::from_graph_data(&decoded, d)
+        {
+            g.validate().unwrap();
+        }
+    }
+}
