@@ -2,7 +2,7 @@
 
 use burn::tensor::{Int, Tensor};
 
-use crate::feature::{select0, unless_empty};
+use crate::feature::{gather_rows, unless_empty};
 use crate::graphs_tuple::{host_ints, index_tensor};
 use crate::{Feature, FeatureSet, FeatureSetKind, GraphError, GraphsTuple};
 
@@ -170,12 +170,12 @@ impl GraphsTuple {
             nodes: self.nodes.clone().map(|f| f.select_rows(nodes.clone())),
             edges: self.edges.clone().map(|f| f.select_rows(edges.clone())),
             globals: self.globals.clone().map(|f| f.select_rows(graphs.clone())),
-            senders: unless_empty(select0(self.senders.clone(), edges.clone()), |t| {
+            senders: unless_empty(gather_rows(self.senders.clone(), edges.clone()), |t| {
                 t.sub(shifts.clone())
             }),
-            receivers: unless_empty(select0(self.receivers.clone(), edges), |t| t.sub(shifts)),
-            n_node: select0(self.n_node.clone(), graphs.clone()),
-            n_edge: select0(self.n_edge.clone(), graphs),
+            receivers: unless_empty(gather_rows(self.receivers.clone(), edges), |t| t.sub(shifts)),
+            n_node: gather_rows(self.n_node.clone(), graphs.clone()),
+            n_edge: gather_rows(self.n_edge.clone(), graphs),
             num_nodes,
             padding,
             receiver_offsets: None,

@@ -100,10 +100,14 @@ fn reduce<const D: usize, K: SegmentKind>(
     }
 }
 
-/// `t.select(0, indices)`, except that an empty `indices` gives an empty tensor without
-/// launching anything: on Burn 0.22's wgpu backend (through Fusion) a `select` with an empty
-/// index corrupts the results of later, unrelated ops (seen: `[0] + [0]` reading `[7]`).
-pub(crate) fn select0<const D: usize, K: Basic>(
+/// The rows of `t` at `indices`: `t.select(0, indices)`, except that an empty `indices` gives an
+/// empty tensor without launching anything. On Burn 0.22's wgpu backend (through Fusion) a
+/// `select` with an empty index corrupts the results of later, unrelated ops (seen: `[0] + [0]`
+/// reading `[7]`), which graphs without edges trigger; gather with this instead.
+///
+/// # Shapes
+/// `t: [N, ...]`, `indices: [E]` -> `[E, ...]`.
+pub fn gather_rows<const D: usize, K: Basic>(
     t: Tensor<D, K>,
     indices: Tensor<1, Int>,
 ) -> Tensor<D, K> {
@@ -113,7 +117,7 @@ pub(crate) fn select0<const D: usize, K: Basic>(
     t.select(0, indices)
 }
 
-/// Elementwise `f(t)` on an index tensor, skipped when it is empty (see [`select0`]).
+/// Elementwise `f(t)` on an index tensor, skipped when it is empty (see [`gather_rows`]).
 pub(crate) fn unless_empty(
     t: Tensor<1, Int>,
     f: impl FnOnce(Tensor<1, Int>) -> Tensor<1, Int>,
@@ -210,7 +214,7 @@ impl Feature {
 
     /// The rows at `indices` (dim 0).
     pub fn select_rows(self, indices: Tensor<1, Int>) -> Feature {
-        map_feature!(self, t => select0(t, indices.clone()))
+        map_feature!(self, t => gather_rows(t, indices.clone()))
     }
 
     /// Rows `start..end` (dim 0); an empty range gives an empty feature.
@@ -260,7 +264,7 @@ impl Feature {
     ) -> Result<Feature, GraphError> {
         if self.rows() == 0 && (n == 0 || matches!(how, EdgeReduce::Sum | EdgeReduce::Mean)) {
             // Nothing to merge: zeros (the sum and mean of nothing), without a scatter on an
-            // empty index (see `select0`).
+            // empty index (see `gather_rows`).
             return Ok(self.pad_rows(n));
         }
         if how == EdgeReduce::Mean {

@@ -42,7 +42,7 @@ pub use builder::GraphsTupleBuilder;
 pub use convert::Csr;
 pub use data::{FeatureData, FeatureSetData, FeatureValues, GraphData};
 pub use error::{FeatureSetKind, GraphError};
-pub use feature::{EdgeReduce, Feature, FeatureSet};
+pub use feature::{EdgeReduce, Feature, FeatureSet, gather_rows};
 pub use graphs_tuple::GraphsTuple;
 pub use petgraph_conv::FeatureRow;
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};

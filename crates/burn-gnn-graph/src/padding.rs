@@ -2,7 +2,7 @@
 
 use burn::tensor::{Bool, Int, Tensor};
 
-use crate::feature::select0;
+use crate::feature::gather_rows;
 use crate::graphs_tuple::index_tensor;
 use crate::{GraphError, GraphsTuple};
 
@@ -105,7 +105,7 @@ impl GraphsTuple {
         if rows == 0 {
             return Tensor::<1, Bool>::empty([0], &device);
         }
-        select0(self.graph_mask().int(), ids()).equal_elem(1)
+        gather_rows(self.graph_mask().int(), ids()).equal_elem(1)
     }
 
     /// Per node: `true` for nodes of real graphs, `false` for padding nodes, `[sum_n_node]`.

@@ -6,7 +6,7 @@
 
 use burn::tensor::{Device, Int, Tensor};
 
-use crate::feature::{select0, unless_empty};
+use crate::feature::{gather_rows, unless_empty};
 use crate::graphs_tuple::{host_ints, index_tensor};
 use crate::{EdgeReduce, Feature, FeatureSet, GraphError, GraphsTuple};
 
@@ -96,8 +96,8 @@ impl GraphsTuple {
         let device = self.device();
         let idx = index_tensor(order, &device);
         let mut out = self.with_structure(
-            select0(self.senders.clone(), idx.clone()),
-            select0(self.receivers.clone(), idx.clone()),
+            gather_rows(self.senders.clone(), idx.clone()),
+            gather_rows(self.receivers.clone(), idx.clone()),
             self.n_node.clone(),
             index_tensor(n_edge, &device),
             self.num_nodes,
@@ -150,7 +150,7 @@ impl GraphsTuple {
         let loops = index_tensor((0..nodes as i64).collect(), &device);
         let receivers = base.receivers.clone();
         let with_loops = |t: &Tensor<1, Int>| {
-            select0(Tensor::cat(vec![t.clone(), loops.clone()], 0), idx.clone())
+            gather_rows(Tensor::cat(vec![t.clone(), loops.clone()], 0), idx.clone())
         };
         let fill = |f: Feature| -> Result<Feature, GraphError> {
             let rows = match options.fill {

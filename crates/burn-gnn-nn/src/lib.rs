@@ -1,2 +1,32 @@
-//! Message-passing layers for burn-gnn (in progress; see the project issues).
+//! Message-passing layers for burn-gnn: [`Aggregation`]s as values and the convolutions people
+//! use — [`GcnConv`], [`GatConv`], [`SageConv`], [`GinConv`] — each a Burn `Module` that drops
+//! into any model.
+//!
+//! Every layer takes node features `x: [N, d_input]` and a [`GraphsTuple`](burn_gnn_graph::GraphsTuple)
+//! (messages flow `senders -> receivers`), follows the PyG layer of the same name and its
+//! defaults, and gives finite outputs and gradients on isolated nodes, graphs without edges and
+//! empty graphs. Aggregation happens on the device through `burn-segment`; no layer reads
+//! anything back to the host.
+//!
+//! ```
+//! use burn::tensor::{Device, Tensor};
+//! use burn_gnn_graph::GraphsTuple;
+//! use burn_gnn_nn::GcnConvConfig;
+//! let device = Device::flex();
+//! let graph = GraphsTuple::from_edge_list(&[(0, 1), (1, 2), (2, 0)], 3, &device).unwrap();
+//! let conv = GcnConvConfig::new(4, 8).init(&device);
+//! let out = conv.forward(Tensor::<2>::ones([3, 4], &device), &graph);
+//! assert_eq!(out.dims(), [3, 8]);
+//! ```
 #![warn(missing_docs)]
+
+mod aggregation;
+mod conv;
+mod error;
+
+pub use aggregation::Aggregation;
+pub use conv::gat::{GatConv, GatConvConfig};
+pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
+pub use conv::gin::{GinConv, GinConvConfig};
+pub use conv::sage::{SageConv, SageConvConfig};
+pub use error::NnError;

@@ -1,0 +1,196 @@
+//! [`GatConv`]: graph attention (Veličković et al., 2018).
+
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::nn::{Dropout, DropoutConfig};
+use burn::tensor::activation::leaky_relu;
+use burn::tensor::{Bool, Device, Int, Tensor};
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn_segment::segment_softmax;
+
+use crate::aggregation::sum_into;
+
+/// Configuration of a [`GatConv`]; defaults are PyG's `GATConv`.
+#[derive(Config, Debug)]
+pub struct GatConvConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Output features per head.
+    pub d_output: usize,
+    /// Attention heads.
+    #[config(default = 1)]
+    pub heads: usize,
+    /// Concatenate the heads (`[N, heads · d_output]`); otherwise average them (`[N, d_output]`).
+    #[config(default = true)]
+    pub concat: bool,
+    /// Slope of the LeakyReLU on attention logits.
+    #[config(default = 0.2)]
+    pub negative_slope: f64,
+    /// Dropout on the attention coefficients (training only).
+    #[config(default = 0.0)]
+    pub dropout: f64,
+    /// Remove existing self loops and add one per node, as PyG.
+    #[config(default = true)]
+    pub add_self_loops: bool,
+    /// Add a learnable bias.
+    #[config(default = true)]
+    pub bias: bool,
+}
+
+/// Graph attention, [Veličković et al., ICLR 2018](https://arxiv.org/abs/1710.10903):
+///
+/// `α_ji = softmax_j(LeakyReLU(a_srcᵀ W x_j + a_dstᵀ W x_i))` over the incoming edges of `i`
+/// (self loop included), `x'_i = ‖_h Σ_j α^h_ji W^h x_j + b` (heads concatenated, or averaged).
+///
+/// Existing self loops are replaced by exactly one per node without any host read: they stay
+/// in the edge list with logit `-inf` (weight 0) and a loop per node is appended. A node without
+/// incoming edges attends only to itself; with `add_self_loops = false` it gets `b`.
+///
+/// # Shapes
+/// `x: [N, d_input]` -> `[N, heads · d_output]` (concat) or `[N, d_output]`.
+#[derive(Module, Debug)]
+pub struct GatConv {
+    /// `W`, `[d_input, heads · d_output]`, Glorot-initialised.
+    pub weight: Param<Tensor<2>>,
+    /// `a_src`, `[heads, d_output]`.
+    pub att_src: Param<Tensor<2>>,
+    /// `a_dst`, `[heads, d_output]`.
+    pub att_dst: Param<Tensor<2>>,
+    /// `b`, zero-initialised.
+    pub bias: Option<Param<Tensor<1>>>,
+    /// Dropout on attention coefficients.
+    pub dropout: Dropout,
+    /// Attention heads.
+    pub heads: usize,
+    /// Output features per head.
+    pub d_output: usize,
+    /// See [`GatConvConfig::concat`].
+    pub concat: bool,
+    /// See [`GatConvConfig::negative_slope`].
+    pub negative_slope: f64,
+    /// See [`GatConvConfig::add_self_loops`].
+    pub add_self_loops: bool,
+}
+
+impl GatConvConfig {
+    /// A [`GatConv`] with Glorot weights and attention vectors and zero bias.
+    pub fn init(&self, device: &Device) -> GatConv {
+        let (h, c) = (self.heads, self.d_output);
+        GatConv {
+            weight: super::glorot([self.d_input, h * c], self.d_input, h * c, device),
+            att_src: super::glorot([h, c], h, c, device),
+            att_dst: super::glorot([h, c], h, c, device),
+            bias: self
+                .bias
+                .then(|| super::zeros([if self.concat { h * c } else { c }], device)),
+            dropout: DropoutConfig::new(self.dropout).init(),
+            heads: h,
+            d_output: c,
+            concat: self.concat,
+            negative_slope: self.negative_slope,
+            add_self_loops: self.add_self_loops,
+        }
+    }
+}
+
+impl GatConv {
+    /// The attention coefficients of every edge, `[E', heads]`, with the edge list they refer to
+    /// (`E' = E + N` with self loops, the loops last).
+    pub fn attention(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+    ) -> (Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
+        let (_, alpha, senders, receivers) = self.attend(x, graph);
+        (alpha, senders, receivers)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn attend(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+    ) -> (Tensor<3>, Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
+        let n = x.dims()[0];
+        let (h, c) = (self.heads, self.d_output);
+        let device = x.device();
+        let xw = x.matmul(self.weight.val()).reshape([n, h, c]);
+        let score = |att: &Param<Tensor<2>>| {
+            (xw.clone() * att.val().unsqueeze_dim::<3>(0))
+                .sum_dim(2)
+                .reshape([n, h])
+        };
+        let (src, dst) = (score(&self.att_src), score(&self.att_dst));
+        let (mut senders, mut receivers) = (graph.senders().clone(), graph.receivers().clone());
+        let mut masked: Option<Tensor<1, Bool>> = None;
+        if self.add_self_loops {
+            let loops = Tensor::<1, Int>::arange(0..n as i64, &device);
+            if graph.sum_n_edge() > 0 {
+                let is_loop = senders.clone().equal(receivers.clone());
+                masked = Some(Tensor::cat(
+                    vec![is_loop, Tensor::<1, Int>::zeros([n], &device).equal_elem(1)],
+                    0,
+                ));
+                senders = Tensor::cat(vec![senders, loops.clone()], 0);
+                receivers = Tensor::cat(vec![receivers, loops], 0);
+            } else {
+                (senders, receivers) = (loops.clone(), loops);
+            }
+        }
+        let e = senders.dims()[0];
+        if e == 0 {
+            return (xw, Tensor::zeros([0, h], &device), senders, receivers);
+        }
+        let mut logits = leaky_relu(
+            gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone()),
+            self.negative_slope,
+        );
+        if let Some(m) = masked {
+            logits = logits.mask_fill(m.unsqueeze_dim::<2>(1).expand([e, h]), f64::NEG_INFINITY);
+        }
+        let alpha = self
+            .dropout
+            .forward(segment_softmax(logits, receivers.clone(), n));
+        (xw, alpha, senders, receivers)
+    }
+
+    /// Applies the layer over `graph`.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, heads · d_output]` (concat) or `[N, d_output]`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        if x.dims()[0] == 0 {
+            // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
+            return Tensor::zeros(
+                [
+                    0,
+                    if self.concat {
+                        self.heads * self.d_output
+                    } else {
+                        self.d_output
+                    },
+                ],
+                (&x.device(), x.dtype()),
+            );
+        }
+        let n = x.dims()[0];
+        let (h, c) = (self.heads, self.d_output);
+        let (xw, alpha, senders, receivers) = self.attend(x, graph);
+        let e = senders.dims()[0];
+        let out = if e == 0 {
+            Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
+        } else {
+            let messages = gather_rows(xw, senders) * alpha.unsqueeze_dim::<3>(2);
+            sum_into(messages, receivers, n)
+        };
+        let out = if self.concat {
+            out.reshape([n, h * c])
+        } else {
+            out.mean_dim(1).reshape([n, c])
+        };
+        match &self.bias {
+            Some(b) => out + b.val().unsqueeze_dim(0),
+            None => out,
+        }
+    }
+}

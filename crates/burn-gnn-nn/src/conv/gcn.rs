@@ -1,0 +1,180 @@
+//! [`GcnConv`]: the graph convolution of Kipf & Welling (2017).
+
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::tensor::{Device, Int, Tensor};
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn_segment::segment_max_or_constant;
+
+use crate::aggregation::sum_into;
+
+/// Configuration of a [`GcnConv`]; defaults are PyG's `GCNConv`.
+#[derive(Config, Debug)]
+pub struct GcnConvConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Output features per node.
+    pub d_output: usize,
+    /// Add a self loop (weight 1, or 2 if `improved`) to every node that has none, as PyG's
+    /// `add_remaining_self_loops`. Existing self loops keep their weight.
+    #[config(default = true)]
+    pub add_self_loops: bool,
+    /// Symmetric normalisation `D^-1/2 Â D^-1/2`; without it, a plain weighted sum.
+    #[config(default = true)]
+    pub normalize: bool,
+    /// Self loops of weight 2 (`Â = A + 2I`), PyG's `improved`.
+    #[config(default = false)]
+    pub improved: bool,
+    /// Add a learnable bias after aggregation.
+    #[config(default = true)]
+    pub bias: bool,
+}
+
+/// Graph convolution, [Kipf & Welling, ICLR 2017](https://arxiv.org/abs/1609.02907):
+///
+/// `x'_i = Σ_{j ∈ N(i) ∪ {i}} (e_ji / sqrt(d_j d_i)) · x_j W + b`, with `d_i = 1 + Σ_j e_ji`
+/// (in-degree over receivers, self loop included) and `e_ji` the edge weight (1 by default).
+///
+/// Nodes of degree 0 (no self loop, no incoming edge) get `b`. Negative weights that make a
+/// degree `<= 0` give that node's normalisation 0 instead of NaN.
+///
+/// # Shapes
+/// `x: [N, d_input]`, `edge_weight: [E]` -> `[N, d_output]`.
+///
+/// The normalisation depends only on the graph: compute it once with [`GcnConv::normalization`]
+/// and call [`GcnConv::forward_normalized`] in every epoch for a fixed graph (PyG's `cached`).
+#[derive(Module, Debug)]
+pub struct GcnConv {
+    /// `[d_input, d_output]`, Glorot-initialised.
+    pub weight: Param<Tensor<2>>,
+    /// `[d_output]`, zero-initialised.
+    pub bias: Option<Param<Tensor<1>>>,
+    /// See [`GcnConvConfig::add_self_loops`].
+    pub add_self_loops: bool,
+    /// See [`GcnConvConfig::normalize`].
+    pub normalize: bool,
+    /// See [`GcnConvConfig::improved`].
+    pub improved: bool,
+}
+
+/// A graph's GCN edge normalisation, reusable across forward passes (PyG's `cached=True`).
+#[derive(Clone, Debug)]
+pub struct GcnNorm {
+    /// Sender of each edge, `[E]`.
+    pub senders: Tensor<1, Int>,
+    /// Receiver of each edge, `[E]`.
+    pub receivers: Tensor<1, Int>,
+    /// Coefficient of each edge, `[E]`.
+    pub edge_norm: Tensor<1>,
+    /// Coefficient of each node's own features (its self loop), `[N]`.
+    pub self_norm: Tensor<1>,
+}
+
+impl GcnConvConfig {
+    /// A [`GcnConv`] with Glorot weights and zero bias.
+    pub fn init(&self, device: &Device) -> GcnConv {
+        GcnConv {
+            weight: super::glorot(
+                [self.d_input, self.d_output],
+                self.d_input,
+                self.d_output,
+                device,
+            ),
+            bias: self.bias.then(|| super::zeros([self.d_output], device)),
+            add_self_loops: self.add_self_loops,
+            normalize: self.normalize,
+            improved: self.improved,
+        }
+    }
+}
+
+impl GcnConv {
+    /// The normalisation of `graph` with optional edge weights (`[E]`, default 1), on the device.
+    pub fn normalization(&self, graph: &GraphsTuple, edge_weight: Option<Tensor<1>>) -> GcnNorm {
+        let (n, e) = (graph.sum_n_node(), graph.sum_n_edge());
+        let device = graph.device();
+        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+        let w = edge_weight.unwrap_or_else(|| Tensor::ones([e], &device));
+        let self_w = if self.add_self_loops {
+            let fill = if self.improved { 2.0 } else { 1.0 };
+            let has_loop = if e == 0 {
+                Tensor::<1>::zeros([n], &device)
+            } else {
+                let is_loop = senders.clone().equal(receivers.clone()).float();
+                segment_max_or_constant(is_loop, receivers.clone(), n, 0.0)
+            };
+            has_loop.neg().add_scalar(1.0).mul_scalar(fill)
+        } else {
+            Tensor::zeros([n], &device)
+        };
+        if !self.normalize {
+            return GcnNorm {
+                senders,
+                receivers,
+                edge_norm: w,
+                self_norm: self_w,
+            };
+        }
+        let deg = sum_into(w.clone(), receivers.clone(), n) + self_w.clone();
+        // deg^-1/2, 0 where deg <= 0; the clamp keeps the gradient finite there.
+        let dead = deg.clone().lower_equal_elem(0.0);
+        let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
+        let edge_norm = if e == 0 {
+            w // empty: no elementwise work on zero-size tensors (see `gather_rows`)
+        } else {
+            gather_rows(dinv.clone(), senders.clone())
+                * w
+                * gather_rows(dinv.clone(), receivers.clone())
+        };
+        let self_norm = dinv.clone() * self_w * dinv;
+        GcnNorm {
+            senders,
+            receivers,
+            edge_norm,
+            self_norm,
+        }
+    }
+
+    /// The convolution with a precomputed normalisation.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward_normalized(&self, x: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
+        if x.dims()[0] == 0 {
+            // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
+            return Tensor::zeros([0, self.weight.dims()[1]], (&x.device(), x.dtype()));
+        }
+        let n = x.dims()[0];
+        let h = x.matmul(self.weight.val());
+        let own = h.clone() * norm.self_norm.clone().unsqueeze_dim(1);
+        let out = if norm.senders.dims()[0] == 0 {
+            own
+        } else {
+            let messages =
+                gather_rows(h, norm.senders.clone()) * norm.edge_norm.clone().unsqueeze_dim(1);
+            sum_into(messages, norm.receivers.clone(), n) + own
+        };
+        match &self.bias {
+            Some(b) => out + b.val().unsqueeze_dim(0),
+            None => out,
+        }
+    }
+
+    /// The convolution over `graph`, unweighted.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        self.forward_normalized(x, &self.normalization(graph, None))
+    }
+
+    /// The convolution over `graph` with edge weights `[E]`.
+    pub fn forward_weighted(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+        edge_weight: Tensor<1>,
+    ) -> Tensor<2> {
+        self.forward_normalized(x, &self.normalization(graph, Some(edge_weight)))
+    }
+}

@@ -1,0 +1,112 @@
+//! [`SageConv`]: GraphSAGE (Hamilton et al., 2017).
+
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::{Device, Tensor};
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+
+use crate::{Aggregation, NnError};
+
+/// Configuration of a [`SageConv`]; defaults are PyG's `SAGEConv`.
+#[derive(Config, Debug)]
+pub struct SageConvConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Output features per node.
+    pub d_output: usize,
+    /// The neighbour aggregation, parsed by [`Aggregation`]'s `FromStr` (`"mean"`, `"max"`,
+    /// `"sum"`, ...; several separated by commas are concatenated).
+    #[config(default = "String::from(\"mean\")")]
+    pub aggr: String,
+    /// Add the transformed root features `W_2 x_i`.
+    #[config(default = true)]
+    pub root_weight: bool,
+    /// L2-normalise each output row.
+    #[config(default = false)]
+    pub normalize: bool,
+    /// A bias in the neighbour transform.
+    #[config(default = true)]
+    pub bias: bool,
+}
+
+/// GraphSAGE, [Hamilton et al., NeurIPS 2017](https://arxiv.org/abs/1706.02216):
+///
+/// `x'_i = W_1 · aggr_{j ∈ N(i)} x_j + W_2 x_i` (+ bias in `W_1`), then optionally
+/// `x'_i / max(‖x'_i‖₂, 1e-12)`. Nodes without incoming edges aggregate to 0.
+///
+/// # Shapes
+/// `x: [N, d_input]` -> `[N, d_output]`.
+#[derive(Module, Debug)]
+pub struct SageConv {
+    /// `W_1`, on the aggregated neighbours (`[d_input · width, d_output]`, with bias).
+    pub lin_neighbors: Linear,
+    /// `W_2`, on the node itself (no bias); `None` without `root_weight`.
+    pub lin_root: Option<Linear>,
+    /// The aggregation.
+    #[module(skip)]
+    pub aggr: Aggregation,
+    /// See [`SageConvConfig::normalize`].
+    pub normalize: bool,
+}
+
+impl SageConvConfig {
+    /// A [`SageConv`] with Burn's default `Linear` initialisation.
+    ///
+    /// # Errors
+    /// An unknown aggregation name.
+    pub fn init(&self, device: &Device) -> Result<SageConv, NnError> {
+        let names: Vec<&str> = self.aggr.split(',').collect();
+        let aggr = if names.len() == 1 {
+            names[0].parse()?
+        } else {
+            Aggregation::multi(&names)?
+        };
+        let width = aggr.width();
+        Ok(SageConv {
+            lin_neighbors: LinearConfig::new(self.d_input * width, self.d_output)
+                .with_bias(self.bias)
+                .init(device),
+            lin_root: self.root_weight.then(|| {
+                LinearConfig::new(self.d_input, self.d_output)
+                    .with_bias(false)
+                    .init(device)
+            }),
+            aggr,
+            normalize: self.normalize,
+        })
+    }
+}
+
+impl SageConv {
+    /// Applies the layer over `graph`.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        if x.dims()[0] == 0 {
+            // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
+            return Tensor::zeros(
+                [0, self.lin_neighbors.weight.dims()[1]],
+                (&x.device(), x.dtype()),
+            );
+        }
+        let n = x.dims()[0];
+        let messages = gather_rows(x.clone(), graph.senders().clone());
+        let aggregated = self.aggr.aggregate(messages, graph.receivers().clone(), n);
+        let mut out = self.lin_neighbors.forward(aggregated);
+        if let Some(root) = &self.lin_root {
+            out = out + root.forward(x);
+        }
+        if self.normalize {
+            let norm = out
+                .clone()
+                .powi_scalar(2)
+                .sum_dim(1)
+                .sqrt()
+                .clamp_min(1e-12);
+            out = out / norm;
+        }
+        out
+    }
+}

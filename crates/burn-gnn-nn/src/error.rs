@@ -1,0 +1,17 @@
+//! The typed error of layer construction and use.
+
+use thiserror::Error;
+
+/// Why a layer could not be configured or applied.
+#[derive(Debug, Error)]
+pub enum NnError {
+    /// A configuration value outside its documented range.
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// An input whose shape does not fit the layer.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    /// A graph error (missing features, ...).
+    #[error(transparent)]
+    Graph(#[from] burn_gnn_graph::GraphError),
+}

@@ -1,0 +1,271 @@
+//! The conformance harness every layer passes: output shapes; node-permutation equivariance and
+//! edge-permutation invariance; a batch equals the per-graph results; graphs without edges,
+//! empty graphs and isolated nodes give finite outputs; every parameter gets a finite gradient.
+
+use burn::module::{Module, ModuleVisitor, Param};
+use burn::tensor::{Device, Gradients, Tensor};
+use burn_gnn_graph::{GraphsTuple, batch};
+use burn_gnn_nn::{GatConvConfig, GcnConvConfig, GinConvConfig, SageConvConfig};
+
+use crate::common::*;
+
+/// Checks that every float parameter has a finite gradient.
+struct FiniteGrads<'a> {
+    grads: &'a Gradients,
+    seen: usize,
+    what: String,
+}
+
+impl ModuleVisitor for FiniteGrads<'_> {
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+        let grad = param
+            .val()
+            .grad(self.grads)
+            .unwrap_or_else(|| panic!("{}: a parameter has no gradient", self.what));
+        assert!(
+            host(grad).iter().all(|g| g.is_finite()),
+            "{}: non-finite gradient",
+            self.what
+        );
+        self.seen += 1;
+    }
+}
+
+fn finite(t: Tensor<2>, what: &str) -> Vec<f64> {
+    let v = host(t);
+    assert!(
+        v.iter().all(|x| x.is_finite()),
+        "{what}: non-finite output {v:?}"
+    );
+    v
+}
+
+/// Runs every check on one layer. `run` applies it; `d_input`/`d_output` are its widths.
+fn conformance<M: Module>(
+    name: &str,
+    make: impl Fn(&Device) -> M,
+    run: impl Fn(&M, Tensor<2>, &GraphsTuple) -> Tensor<2>,
+    d_input: usize,
+    d_output: usize,
+) {
+    for (device_name, d) in devices() {
+        let what = format!("{name} on {device_name}");
+        let layer = make(&d);
+        let mut rng = Rng(17);
+        let n = 9;
+        let (s, r) = random_edges(&mut rng, n, 20);
+        let (xv, x) = random_x(&mut rng, n, d_input, &d);
+        let g = graph(&s, &r, n, &d);
+        let out = run(&layer, x.clone(), &g);
+        assert_eq!(out.dims(), [n, d_output], "{what}: shape");
+        let base = finite(out, &what);
+
+        // Node permutation: new node k is old node perm[k].
+        let perm: Vec<usize> = (0..n).map(|k| (k * 4 + 3) % n).collect();
+        let mut inv = vec![0i64; n];
+        perm.iter()
+            .enumerate()
+            .for_each(|(k, &p)| inv[p] = k as i64);
+        let xp: Vec<f64> = perm
+            .iter()
+            .flat_map(|&p| xv[p * d_input..(p + 1) * d_input].to_vec())
+            .collect();
+        let (sp, rp): (Vec<i64>, Vec<i64>) = s
+            .iter()
+            .zip(&r)
+            .map(|(&a, &b)| (inv[a as usize], inv[b as usize]))
+            .unzip();
+        let outp = host(run(
+            &layer,
+            floats(&xp, [n, d_input], &d),
+            &graph(&sp, &rp, n, &d),
+        ));
+        let want: Vec<f64> = perm
+            .iter()
+            .flat_map(|&p| base[p * d_output..(p + 1) * d_output].to_vec())
+            .collect();
+        assert_close(
+            &outp,
+            &want,
+            1e-4,
+            &format!("{what}: node permutation equivariance"),
+        );
+
+        // Edge permutation: the same output.
+        let order: Vec<usize> = (0..s.len()).rev().collect();
+        let (se, re): (Vec<i64>, Vec<i64>) = order.iter().map(|&e| (s[e], r[e])).unzip();
+        let oute = host(run(&layer, x.clone(), &graph(&se, &re, n, &d)));
+        assert_close(
+            &oute,
+            &base,
+            1e-4,
+            &format!("{what}: edge permutation invariance"),
+        );
+
+        // A batch of two graphs equals the two results stacked.
+        let m = 5;
+        let (s2, r2) = random_edges(&mut rng, m, 7);
+        let (xv2, x2) = random_x(&mut rng, m, d_input, &d);
+        let g2 = graph(&s2, &r2, m, &d);
+        let b = batch(&[g.clone(), g2.clone()]).unwrap();
+        let xb: Vec<f64> = xv.iter().chain(&xv2).copied().collect();
+        let outb = host(run(&layer, floats(&xb, [n + m, d_input], &d), &b));
+        let mut want = base.clone();
+        want.extend(host(run(&layer, x2, &g2)));
+        assert_close(&outb, &want, 1e-4, &format!("{what}: batched == per graph"));
+
+        // No edges, and no nodes at all.
+        let lonely = graph(&[], &[], 4, &d);
+        let (_, x4) = random_x(&mut rng, 4, d_input, &d);
+        let out = run(&layer, x4, &lonely);
+        assert_eq!(out.dims(), [4, d_output], "{what}: zero edges");
+        finite(out, &format!("{what}: zero edges"));
+        let empty = graph(&[], &[], 0, &d);
+        let out = run(&layer, Tensor::zeros([0, d_input], &d), &empty);
+        assert_eq!(out.dims(), [0, d_output], "{what}: empty graph");
+
+        // Gradients: every parameter, finite, with isolated nodes and duplicate edges present.
+        if d.is_autodiff() {
+            let x = x.require_grad();
+            let out = run(&layer, x.clone(), &g);
+            let grads = (out.clone() * out).sum().backward();
+            let gx = x.grad(&grads).expect("input gradient");
+            assert!(
+                host(gx).iter().all(|v| v.is_finite()),
+                "{what}: input gradient"
+            );
+            let mut check = FiniteGrads {
+                grads: &grads,
+                seen: 0,
+                what: what.clone(),
+            };
+            layer.visit(&mut check);
+            assert!(check.seen > 0, "{what}: no parameters visited");
+            // And on a graph without edges.
+            let (_, x4) = random_x(&mut rng, 4, d_input, &d);
+            let out = run(&layer, x4, &lonely);
+            let grads = out.sum().backward();
+            let mut check = FiniteGrads {
+                grads: &grads,
+                seen: 0,
+                what: format!("{what} (zero edges)"),
+            };
+            layer.visit(&mut check);
+        }
+    }
+}
+
+#[test]
+fn gcn_conv_conforms() {
+    conformance(
+        "GcnConv",
+        |d| GcnConvConfig::new(3, 4).init(d),
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
+    );
+    conformance(
+        "GcnConv(improved, no bias)",
+        |d| {
+            GcnConvConfig::new(3, 2)
+                .with_improved(true)
+                .with_bias(false)
+                .init(d)
+        },
+        |l, x, g| l.forward(x, g),
+        3,
+        2,
+    );
+}
+
+#[test]
+fn gat_conv_conforms() {
+    conformance(
+        "GatConv",
+        |d| GatConvConfig::new(3, 4).init(d),
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
+    );
+    conformance(
+        "GatConv(3 heads, mean)",
+        |d| {
+            GatConvConfig::new(3, 2)
+                .with_heads(3)
+                .with_concat(false)
+                .init(d)
+        },
+        |l, x, g| l.forward(x, g),
+        3,
+        2,
+    );
+    conformance(
+        "GatConv(2 heads, concat)",
+        |d| GatConvConfig::new(3, 2).with_heads(2).init(d),
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
+    );
+}
+
+#[test]
+fn sage_conv_conforms() {
+    for aggr in [
+        "mean",
+        "max",
+        "sum",
+        "min",
+        "std",
+        "var",
+        "powermean:2",
+        "mean,max",
+    ] {
+        conformance(
+            &format!("SageConv({aggr})"),
+            |d| {
+                SageConvConfig::new(3, 4)
+                    .with_aggr(aggr.into())
+                    .init(d)
+                    .unwrap()
+            },
+            |l, x, g| l.forward(x, g),
+            3,
+            4,
+        );
+    }
+    conformance(
+        "SageConv(normalize)",
+        |d| {
+            SageConvConfig::new(3, 4)
+                .with_normalize(true)
+                .init(d)
+                .unwrap()
+        },
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
+    );
+}
+
+#[test]
+fn gin_conv_conforms() {
+    conformance(
+        "GinConv",
+        |d| GinConvConfig::new(3, 5, 4).init(d),
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
+    );
+    conformance(
+        "GinConv(train_eps)",
+        |d| {
+            GinConvConfig::new(3, 5, 4)
+                .with_train_eps(true)
+                .with_eps(0.5)
+                .init(d)
+        },
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
+    );
+}

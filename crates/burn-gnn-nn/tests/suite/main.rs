@@ -1,0 +1,6 @@
+//! The burn-gnn-nn suite: every layer through one conformance harness, and against plain-Rust
+//! f64 references on small graphs, on every backend this build enables.
+
+mod common;
+mod harness;
+mod reference;

@@ -1,0 +1,228 @@
+//! Each layer against a plain-Rust f64 reference on small graphs, with the layer's own
+//! (randomly initialised) parameters read back.
+
+use burn::tensor::Tensor;
+use burn_gnn_nn::{GatConvConfig, GcnConvConfig, GinConvConfig, SageConvConfig};
+
+use crate::common::*;
+
+/// `[rows, cols]` row-major matrix product `a · b`.
+fn matmul(a: &[f64], b: &[f64], rows: usize, inner: usize, cols: usize) -> Vec<f64> {
+    let mut out = vec![0.0; rows * cols];
+    for i in 0..rows {
+        for k in 0..inner {
+            for j in 0..cols {
+                out[i * cols + j] += a[i * inner + k] * b[k * cols + j];
+            }
+        }
+    }
+    out
+}
+
+fn add_bias(out: &mut [f64], bias: &[f64]) {
+    let c = bias.len();
+    out.iter_mut()
+        .enumerate()
+        .for_each(|(i, v)| *v += bias[i % c]);
+}
+
+/// A graph with a duplicate edge, an existing self loop (node 1) and an isolated node (4).
+fn test_graph() -> (Vec<i64>, Vec<i64>, usize) {
+    (
+        vec![0, 1, 2, 0, 3, 1, 2, 2],
+        vec![1, 1, 1, 2, 2, 0, 3, 3],
+        5,
+    )
+}
+
+#[test]
+fn gcn_matches_dense_symmetric_normalisation() {
+    for (name, d) in devices() {
+        for improved in [false, true] {
+            let conv = GcnConvConfig::new(3, 2).with_improved(improved).init(&d);
+            let (s, r, n) = test_graph();
+            let mut rng = Rng(5);
+            let (xv, x) = random_x(&mut rng, n, 3, &d);
+            let w: Vec<f64> = (0..s.len()).map(|e| 0.5 + e as f64 / 4.0).collect();
+            let wt = Tensor::<1>::from_data(
+                burn::tensor::TensorData::new(
+                    w.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+                    [w.len()],
+                ),
+                &d,
+            );
+            let got = host(conv.forward_weighted(x, &graph(&s, &r, n, &d), wt));
+            // Dense Â[i][j] = Σ weights of edges j -> i, plus `fill` on the diagonal of nodes
+            // without a self loop (PyG's add_remaining_self_loops), then D^-1/2 Â D^-1/2 X W + b.
+            let fill = if improved { 2.0 } else { 1.0 };
+            let mut a = vec![0.0; n * n];
+            let mut has_loop = vec![false; n];
+            for e in 0..s.len() {
+                a[r[e] as usize * n + s[e] as usize] += w[e];
+                has_loop[r[e] as usize] |= s[e] == r[e];
+            }
+            (0..n)
+                .filter(|&i| !has_loop[i])
+                .for_each(|i| a[i * n + i] += fill);
+            let deg: Vec<f64> = (0..n).map(|i| a[i * n..(i + 1) * n].iter().sum()).collect();
+            let dinv: Vec<f64> = deg
+                .iter()
+                .map(|&x| if x > 0.0 { x.powf(-0.5) } else { 0.0 })
+                .collect();
+            let norm: Vec<f64> = (0..n * n)
+                .map(|k| dinv[k / n] * a[k] * dinv[k % n])
+                .collect();
+            let h = matmul(&xv, &host(conv.weight.val()), n, 3, 2);
+            let mut want = matmul(&norm, &h, n, n, 2);
+            add_bias(&mut want, &host(conv.bias.as_ref().unwrap().val()));
+            assert_close(
+                &got,
+                &want,
+                1e-4,
+                &format!("GcnConv(improved={improved}) on {name}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn sage_matches_reference() {
+    for (name, d) in devices() {
+        for aggr in ["mean", "max", "sum"] {
+            let conv = SageConvConfig::new(3, 2)
+                .with_aggr(aggr.into())
+                .init(&d)
+                .unwrap();
+            let (s, r, n) = test_graph();
+            let mut rng = Rng(6);
+            let (xv, x) = random_x(&mut rng, n, 3, &d);
+            let got = host(conv.forward(x, &graph(&s, &r, n, &d)));
+            let mut agg = vec![0.0; n * 3];
+            for i in 0..n {
+                let rows: Vec<&[f64]> = (0..s.len())
+                    .filter(|&e| r[e] as usize == i)
+                    .map(|e| &xv[s[e] as usize * 3..s[e] as usize * 3 + 3])
+                    .collect();
+                for c in 0..3 {
+                    let col = rows.iter().map(|row| row[c]);
+                    agg[i * 3 + c] = match (aggr, rows.is_empty()) {
+                        (_, true) => 0.0,
+                        ("mean", _) => col.sum::<f64>() / rows.len() as f64,
+                        ("max", _) => col.fold(f64::NEG_INFINITY, f64::max),
+                        _ => col.sum(),
+                    };
+                }
+            }
+            let mut want = matmul(&agg, &host(conv.lin_neighbors.weight.val()), n, 3, 2);
+            add_bias(
+                &mut want,
+                &host(conv.lin_neighbors.bias.as_ref().unwrap().val()),
+            );
+            let root = matmul(
+                &xv,
+                &host(conv.lin_root.as_ref().unwrap().weight.val()),
+                n,
+                3,
+                2,
+            );
+            want.iter_mut().zip(root).for_each(|(w, r)| *w += r);
+            assert_close(&got, &want, 1e-4, &format!("SageConv({aggr}) on {name}"));
+        }
+    }
+}
+
+#[test]
+fn gin_matches_reference() {
+    for (name, d) in devices() {
+        let conv = GinConvConfig::new(3, 4, 2).with_eps(0.25).init(&d);
+        let (s, r, n) = test_graph();
+        let mut rng = Rng(7);
+        let (xv, x) = random_x(&mut rng, n, 3, &d);
+        let got = host(conv.forward(x, &graph(&s, &r, n, &d)));
+        let mut h: Vec<f64> = xv.iter().map(|v| 1.25 * v).collect();
+        for e in 0..s.len() {
+            for c in 0..3 {
+                h[r[e] as usize * 3 + c] += xv[s[e] as usize * 3 + c];
+            }
+        }
+        let mut hidden = matmul(&h, &host(conv.mlp_in.weight.val()), n, 3, 4);
+        add_bias(&mut hidden, &host(conv.mlp_in.bias.as_ref().unwrap().val()));
+        hidden.iter_mut().for_each(|v| *v = v.max(0.0));
+        let mut want = matmul(&hidden, &host(conv.mlp_out.weight.val()), n, 4, 2);
+        add_bias(&mut want, &host(conv.mlp_out.bias.as_ref().unwrap().val()));
+        assert_close(&got, &want, 1e-4, &format!("GinConv on {name}"));
+    }
+}
+
+#[test]
+fn gat_matches_reference() {
+    for (name, d) in devices() {
+        for concat in [true, false] {
+            let (heads, c) = (2, 3);
+            let conv = GatConvConfig::new(4, c)
+                .with_heads(heads)
+                .with_concat(concat)
+                .init(&d);
+            let (s, r, n) = test_graph();
+            let mut rng = Rng(8);
+            let (xv, x) = random_x(&mut rng, n, 4, &d);
+            let got = host(conv.forward(x, &graph(&s, &r, n, &d)));
+            let xw = matmul(&xv, &host(conv.weight.val()), n, 4, heads * c);
+            let (a_src, a_dst) = (host(conv.att_src.val()), host(conv.att_dst.val()));
+            // PyG: remove self loops, add one per node.
+            let mut edges: Vec<(usize, usize)> = s
+                .iter()
+                .zip(&r)
+                .filter(|(a, b)| a != b)
+                .map(|(&a, &b)| (a as usize, b as usize))
+                .collect();
+            edges.extend((0..n).map(|i| (i, i)));
+            let mut out = vec![0.0; n * heads * c];
+            for h in 0..heads {
+                let score = |i: usize, att: &[f64]| {
+                    (0..c)
+                        .map(|k| xw[i * heads * c + h * c + k] * att[h * c + k])
+                        .sum::<f64>()
+                };
+                for i in 0..n {
+                    let incoming: Vec<usize> =
+                        edges.iter().filter(|e| e.1 == i).map(|e| e.0).collect();
+                    let logits: Vec<f64> = incoming
+                        .iter()
+                        .map(|&j| {
+                            let z = score(j, &a_src) + score(i, &a_dst);
+                            if z > 0.0 { z } else { 0.2 * z }
+                        })
+                        .collect();
+                    let m = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    let total: f64 = logits.iter().map(|z| (z - m).exp()).sum();
+                    for (&j, z) in incoming.iter().zip(&logits) {
+                        let alpha = (z - m).exp() / total;
+                        for k in 0..c {
+                            out[i * heads * c + h * c + k] += alpha * xw[j * heads * c + h * c + k];
+                        }
+                    }
+                }
+            }
+            let mut want = if concat {
+                out
+            } else {
+                (0..n * c)
+                    .map(|k| {
+                        (0..heads)
+                            .map(|h| out[(k / c) * heads * c + h * c + k % c])
+                            .sum::<f64>()
+                            / heads as f64
+                    })
+                    .collect()
+            };
+            add_bias(&mut want, &host(conv.bias.as_ref().unwrap().val()));
+            assert_close(
+                &got,
+                &want,
+                1e-4,
+                &format!("GatConv(concat={concat}) on {name}"),
+            );
+        }
+    }
+}
