@@ -1,6 +1,7 @@
-//! Message-passing layers for burn-gnn: [`Aggregation`]s as values and the convolutions people
-//! use — [`GcnConv`], [`GatConv`], [`SageConv`], [`GinConv`] — each a Burn `Module` that drops
-//! into any model.
+//! Message-passing layers for burn-gnn: jraph's [`GraphNetwork`] block with pluggable update
+//! functions, [`Aggregation`]s as values, the convolutions people use — [`GcnConv`],
+//! [`GatConv`], [`SageConv`], [`GinConv`] — each a Burn `Module` that drops into any model, and
+//! readouts ([`global_add_pool`], [`global_mean_pool`], [`global_max_pool`]).
 //!
 //! Every layer takes node features `x: [N, d_input]` and a [`GraphsTuple`](burn_gnn_graph::GraphsTuple)
 //! (messages flow `senders -> receivers`), follows the PyG layer of the same name and its
@@ -23,6 +24,8 @@
 mod aggregation;
 mod conv;
 mod error;
+mod graph_network;
+mod pool;
 
 pub use aggregation::Aggregation;
 pub use conv::gat::{GatConv, GatConvConfig};
@@ -30,3 +33,7 @@ pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
 pub use conv::gin::{GinConv, GinConvConfig};
 pub use conv::sage::{SageConv, SageConvConfig};
 pub use error::NnError;
+pub use graph_network::{
+    ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetwork, NodeUpdate,
+};
+pub use pool::{global_add_pool, global_max_pool, global_mean_pool};

@@ -75,7 +75,6 @@ pub fn host<const D: usize>(t: Tensor<D>) -> Vec<f64> {
     t.into_data().iter::<f64>().collect()
 }
 
-
 /// Asserts two float vectors agree to `tol` (absolute + relative).
 pub fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
     assert_eq!(got.len(), want.len(), "{what}: lengths");

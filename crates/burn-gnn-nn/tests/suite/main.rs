@@ -2,5 +2,6 @@
 //! f64 references on small graphs, on every backend this build enables.
 
 mod common;
+mod graph_network;
 mod harness;
 mod reference;

@@ -1,0 +1,216 @@
+//! GraphNetwork and the readouts against plain-Rust references, and GraphNetwork through the
+//! conformance harness.
+
+use burn::nn::Linear;
+use burn::tensor::{Device, Tensor, TensorData};
+use burn_gnn_graph::{GraphsTuple, batch};
+use burn_gnn_nn::{
+    ConcatMlp, ConcatMlpConfig, GraphNetwork, global_add_pool, global_max_pool, global_mean_pool,
+};
+
+use crate::common::*;
+
+fn linear(l: &Linear, x: &[f64], rows: usize) -> Vec<f64> {
+    let w = host(l.weight.val());
+    let b = host(l.bias.as_ref().unwrap().val());
+    let [d_in, d_out] = l.weight.dims();
+    let mut out = vec![0.0; rows * d_out];
+    for i in 0..rows {
+        for j in 0..d_out {
+            out[i * d_out + j] = b[j]
+                + (0..d_in)
+                    .map(|k| x[i * d_in + k] * w[k * d_out + j])
+                    .sum::<f64>();
+        }
+    }
+    out
+}
+
+fn mlp(m: &ConcatMlp, rows: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let flat: Vec<f64> = rows.concat();
+    let hidden: Vec<f64> = linear(&m.hidden, &flat, rows.len())
+        .into_iter()
+        .map(|v| v.max(0.0))
+        .collect();
+    let out = linear(&m.output, &hidden, rows.len());
+    let d = m.output.weight.dims()[1];
+    out.chunks(d).map(<[f64]>::to_vec).collect()
+}
+
+fn tensor(rows: &[Vec<f64>], width: usize, device: &Device) -> Tensor<2> {
+    let flat: Vec<f32> = rows.concat().iter().map(|&v| v as f32).collect();
+    Tensor::from_data(TensorData::new(flat, [rows.len(), width]), device)
+}
+
+fn rows(t: Tensor<2>) -> Vec<Vec<f64>> {
+    let d = t.dims()[1];
+    host(t).chunks(d).map(<[f64]>::to_vec).collect()
+}
+
+fn sum_rows(rows: impl Iterator<Item = Vec<f64>>, width: usize) -> Vec<f64> {
+    rows.fold(vec![0.0; width], |acc, r| {
+        acc.iter().zip(r).map(|(a, b)| a + b).collect()
+    })
+}
+
+#[test]
+fn graph_network_matches_the_block_equations() {
+    for (name, d) in devices() {
+        let mut rng = Rng(11);
+        let gn = GraphNetwork::new(
+            Some(ConcatMlpConfig::new(2 + 3 + 3 + 1, 4, 2).init(&d)),
+            Some(ConcatMlpConfig::new(3 + 2 + 2 + 1, 4, 3).init(&d)),
+            Some(ConcatMlpConfig::new(3 + 2 + 1, 4, 2).init(&d)),
+        );
+        // Two graphs (5 + 3 nodes, one isolated node each) and an empty one, batched.
+        let parts: Vec<(usize, Vec<i64>, Vec<i64>)> = vec![
+            (5, vec![0, 1, 2, 3, 1], vec![1, 2, 0, 3, 2]),
+            (3, vec![0, 1], vec![1, 0]),
+            (0, vec![], vec![]),
+        ];
+        let mut graphs = Vec::new();
+        for (n, s, r) in &parts {
+            let x: Vec<Vec<f64>> = (0..*n)
+                .map(|_| (0..3).map(|_| rng.float()).collect())
+                .collect();
+            let e: Vec<Vec<f64>> = (0..s.len())
+                .map(|_| (0..2).map(|_| rng.float()).collect())
+                .collect();
+            let u = vec![vec![rng.float()]];
+            let g = graph(s, r, *n, &d).with_nodes(tensor(&x, 3, &d)).unwrap();
+            let g = g
+                .with_edges(tensor(&e, 2, &d))
+                .unwrap()
+                .with_globals(tensor(&u, 1, &d))
+                .unwrap();
+            graphs.push(g);
+        }
+        let b = batch(&graphs).unwrap();
+        let out = gn.forward(&b).unwrap();
+        // Reference, graph by graph, from the block equations.
+        let (mut want_v, mut want_e, mut want_u) = (vec![], vec![], vec![]);
+        for g in &graphs {
+            let (v, e, u) = (
+                rows(g.node_tensor::<2>().unwrap()),
+                rows(g.edge_tensor::<2>().unwrap()),
+                rows(g.global_tensor::<2>().unwrap()),
+            );
+            let (s, r) = g.to_coo();
+            let e_in: Vec<Vec<f64>> = (0..s.len())
+                .map(|k| {
+                    [
+                        e[k].clone(),
+                        v[s[k] as usize].clone(),
+                        v[r[k] as usize].clone(),
+                        u[0].clone(),
+                    ]
+                    .concat()
+                })
+                .collect();
+            let e2 = if e_in.is_empty() {
+                vec![]
+            } else {
+                mlp(gn.edge_fn.as_ref().unwrap(), &e_in)
+            };
+            let agg = |i: usize, ends: &[i64]| {
+                sum_rows(
+                    (0..s.len())
+                        .filter(|&k| ends[k] as usize == i)
+                        .map(|k| e2[k].clone()),
+                    2,
+                )
+            };
+            let v_in: Vec<Vec<f64>> = (0..v.len())
+                .map(|i| [v[i].clone(), agg(i, &s), agg(i, &r), u[0].clone()].concat())
+                .collect();
+            let v2 = if v_in.is_empty() {
+                vec![]
+            } else {
+                mlp(gn.node_fn.as_ref().unwrap(), &v_in)
+            };
+            let u_in = [
+                sum_rows(v2.iter().cloned(), 3),
+                sum_rows(e2.iter().cloned(), 2),
+                u[0].clone(),
+            ]
+            .concat();
+            want_u.extend(mlp(gn.global_fn.as_ref().unwrap(), &[u_in]));
+            want_v.extend(v2);
+            want_e.extend(e2);
+        }
+        let what = format!("GraphNetwork on {name}");
+        assert_close(
+            &host(out.node_tensor::<2>().unwrap()),
+            &want_v.concat(),
+            1e-4,
+            &format!("{what}: nodes"),
+        );
+        assert_close(
+            &host(out.edge_tensor::<2>().unwrap()),
+            &want_e.concat(),
+            1e-4,
+            &format!("{what}: edges"),
+        );
+        assert_close(
+            &host(out.global_tensor::<2>().unwrap()),
+            &want_u.concat(),
+            1e-4,
+            &format!("{what}: globals"),
+        );
+        // Missing node features are an error, not a panic.
+        let bare = graph(&[0], &[1], 2, &d);
+        assert!(gn.forward(&bare).is_err());
+    }
+}
+
+#[test]
+fn readouts_match_host_reductions() {
+    for (name, d) in devices() {
+        let mut rng = Rng(12);
+        let sizes = [3usize, 0, 2];
+        let x: Vec<Vec<f64>> = (0..5)
+            .map(|_| (0..2).map(|_| rng.float()).collect())
+            .collect();
+        let graphs: Vec<GraphsTuple> = sizes.iter().map(|&n| graph(&[], &[], n, &d)).collect();
+        let b = batch(&graphs).unwrap();
+        let xt = tensor(&x, 2, &d);
+        let mut first = 0;
+        let (mut add, mut mean, mut max) = (vec![], vec![], vec![]);
+        for &n in &sizes {
+            let part = &x[first..first + n];
+            for c in 0..2 {
+                let col: Vec<f64> = part.iter().map(|r| r[c]).collect();
+                add.push(col.iter().sum::<f64>());
+                mean.push(if n == 0 {
+                    0.0
+                } else {
+                    col.iter().sum::<f64>() / n as f64
+                });
+                max.push(if n == 0 {
+                    0.0
+                } else {
+                    col.iter().cloned().fold(f64::NEG_INFINITY, f64::max)
+                });
+            }
+            first += n;
+        }
+        assert_close(
+            &host(global_add_pool(xt.clone(), &b)),
+            &add,
+            1e-5,
+            &format!("add pool on {name}"),
+        );
+        assert_close(
+            &host(global_mean_pool(xt.clone(), &b)),
+            &mean,
+            1e-5,
+            &format!("mean pool on {name}"),
+        );
+        assert_close(
+            &host(global_max_pool(xt, &b)),
+            &max,
+            1e-5,
+            &format!("max pool on {name}"),
+        );
+    }
+}
