@@ -25,15 +25,23 @@ mod aggregation;
 mod conv;
 mod error;
 mod graph_network;
+mod models;
 mod pool;
 
 pub use aggregation::Aggregation;
+pub use conv::cheb::{ChebConv, ChebConvConfig};
+pub use conv::edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
 pub use conv::gat::{GatConv, GatConvConfig};
-pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm};
+pub use conv::gatv2::{GatV2Conv, GatV2ConvConfig};
+pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm, gcn_norm};
 pub use conv::gin::{GinConv, GinConvConfig};
+pub use conv::graph_conv::{GraphConv, GraphConvConfig};
 pub use conv::sage::{SageConv, SageConvConfig};
+pub use conv::sg::{Appnp, AppnpConfig, SgConv, SgConvConfig};
+pub use conv::transformer::{TransformerConv, TransformerConvConfig};
 pub use error::NnError;
 pub use graph_network::{
     ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetwork, NodeUpdate,
 };
+pub use models::{Gat, Gcn, Gin, GraphSage, StackConfig, StackHead};
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool};

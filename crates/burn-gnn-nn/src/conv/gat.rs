@@ -4,7 +4,7 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig};
 use burn::tensor::activation::leaky_relu;
-use burn::tensor::{Bool, Device, Int, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
 use burn_segment::segment_softmax;
 
@@ -121,33 +121,16 @@ impl GatConv {
                 .reshape([n, h])
         };
         let (src, dst) = (score(&self.att_src), score(&self.att_dst));
-        let (mut senders, mut receivers) = (graph.senders().clone(), graph.receivers().clone());
-        let mut masked: Option<Tensor<1, Bool>> = None;
-        if self.add_self_loops {
-            let loops = Tensor::<1, Int>::arange(0..n as i64, &device);
-            if graph.sum_n_edge() > 0 {
-                let is_loop = senders.clone().equal(receivers.clone());
-                masked = Some(Tensor::cat(
-                    vec![is_loop, Tensor::<1, Int>::zeros([n], &device).equal_elem(1)],
-                    0,
-                ));
-                senders = Tensor::cat(vec![senders, loops.clone()], 0);
-                receivers = Tensor::cat(vec![receivers, loops], 0);
-            } else {
-                (senders, receivers) = (loops.clone(), loops);
-            }
-        }
+        let (senders, receivers, existing) = super::with_self_loops(graph, n, self.add_self_loops);
         let e = senders.dims()[0];
         if e == 0 {
             return (xw, Tensor::zeros([0, h], &device), senders, receivers);
         }
-        let mut logits = leaky_relu(
+        let logits = leaky_relu(
             gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone()),
             self.negative_slope,
         );
-        if let Some(m) = masked {
-            logits = logits.mask_fill(m.unsqueeze_dim::<2>(1).expand([e, h]), f64::NEG_INFINITY);
-        }
+        let logits = super::mask_existing_loops(logits, existing);
         let alpha = self
             .dropout
             .forward(segment_softmax(logits, receivers.clone(), n));

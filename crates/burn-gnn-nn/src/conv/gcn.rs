@@ -70,6 +70,78 @@ pub struct GcnNorm {
     pub self_norm: Tensor<1>,
 }
 
+/// GCN's edge normalisation of `graph` (see [`GcnConv`]), on the device: with
+/// `add_self_loops`, a loop of weight 1 (2 if `improved`) on every node without one; with
+/// `normalize`, `D^-1/2 Â D^-1/2`. Shared by [`GcnConv`], [`SgConv`](crate::SgConv) and
+/// [`Appnp`](crate::Appnp).
+pub fn gcn_norm(
+    graph: &GraphsTuple,
+    edge_weight: Option<Tensor<1>>,
+    add_self_loops: bool,
+    improved: bool,
+    normalize: bool,
+) -> GcnNorm {
+    let (n, e) = (graph.sum_n_node(), graph.sum_n_edge());
+    let device = graph.device();
+    let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+    let w = edge_weight.unwrap_or_else(|| Tensor::ones([e], &device));
+    let self_w = if add_self_loops {
+        let fill = if improved { 2.0 } else { 1.0 };
+        let has_loop = if e == 0 {
+            Tensor::<1>::zeros([n], &device)
+        } else {
+            let is_loop = senders.clone().equal(receivers.clone()).float();
+            segment_max_or_constant(is_loop, receivers.clone(), n, 0.0)
+        };
+        has_loop.neg().add_scalar(1.0).mul_scalar(fill)
+    } else {
+        Tensor::zeros([n], &device)
+    };
+    if !normalize {
+        return GcnNorm {
+            senders,
+            receivers,
+            edge_norm: w,
+            self_norm: self_w,
+        };
+    }
+    let deg = sum_into(w.clone(), receivers.clone(), n) + self_w.clone();
+    // deg^-1/2, 0 where deg <= 0; the clamp keeps the gradient finite there.
+    let dead = deg.clone().lower_equal_elem(0.0);
+    let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
+    let edge_norm = if e == 0 {
+        w // empty: no elementwise work on zero-size tensors (see `gather_rows`)
+    } else {
+        gather_rows(dinv.clone(), senders.clone())
+            * w
+            * gather_rows(dinv.clone(), receivers.clone())
+    };
+    let self_norm = dinv.clone() * self_w * dinv;
+    GcnNorm {
+        senders,
+        receivers,
+        edge_norm,
+        self_norm,
+    }
+}
+
+impl GcnNorm {
+    /// `D^-1/2 Â D^-1/2 h`: one propagation step.
+    ///
+    /// # Shapes
+    /// `h: [N, D]` -> `[N, D]`.
+    pub fn propagate(&self, h: Tensor<2>) -> Tensor<2> {
+        let n = h.dims()[0];
+        let own = h.clone() * self.self_norm.clone().unsqueeze_dim(1);
+        if self.senders.dims()[0] == 0 {
+            return own;
+        }
+        let messages =
+            gather_rows(h, self.senders.clone()) * self.edge_norm.clone().unsqueeze_dim(1);
+        sum_into(messages, self.receivers.clone(), n) + own
+    }
+}
+
 impl GcnConvConfig {
     /// A [`GcnConv`] with Glorot weights and zero bias.
     pub fn init(&self, device: &Device) -> GcnConv {
@@ -91,48 +163,13 @@ impl GcnConvConfig {
 impl GcnConv {
     /// The normalisation of `graph` with optional edge weights (`[E]`, default 1), on the device.
     pub fn normalization(&self, graph: &GraphsTuple, edge_weight: Option<Tensor<1>>) -> GcnNorm {
-        let (n, e) = (graph.sum_n_node(), graph.sum_n_edge());
-        let device = graph.device();
-        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
-        let w = edge_weight.unwrap_or_else(|| Tensor::ones([e], &device));
-        let self_w = if self.add_self_loops {
-            let fill = if self.improved { 2.0 } else { 1.0 };
-            let has_loop = if e == 0 {
-                Tensor::<1>::zeros([n], &device)
-            } else {
-                let is_loop = senders.clone().equal(receivers.clone()).float();
-                segment_max_or_constant(is_loop, receivers.clone(), n, 0.0)
-            };
-            has_loop.neg().add_scalar(1.0).mul_scalar(fill)
-        } else {
-            Tensor::zeros([n], &device)
-        };
-        if !self.normalize {
-            return GcnNorm {
-                senders,
-                receivers,
-                edge_norm: w,
-                self_norm: self_w,
-            };
-        }
-        let deg = sum_into(w.clone(), receivers.clone(), n) + self_w.clone();
-        // deg^-1/2, 0 where deg <= 0; the clamp keeps the gradient finite there.
-        let dead = deg.clone().lower_equal_elem(0.0);
-        let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
-        let edge_norm = if e == 0 {
-            w // empty: no elementwise work on zero-size tensors (see `gather_rows`)
-        } else {
-            gather_rows(dinv.clone(), senders.clone())
-                * w
-                * gather_rows(dinv.clone(), receivers.clone())
-        };
-        let self_norm = dinv.clone() * self_w * dinv;
-        GcnNorm {
-            senders,
-            receivers,
-            edge_norm,
-            self_norm,
-        }
+        gcn_norm(
+            graph,
+            edge_weight,
+            self.add_self_loops,
+            self.improved,
+            self.normalize,
+        )
     }
 
     /// The convolution with a precomputed normalisation.
@@ -144,16 +181,7 @@ impl GcnConv {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
             return Tensor::zeros([0, self.weight.dims()[1]], (&x.device(), x.dtype()));
         }
-        let n = x.dims()[0];
-        let h = x.matmul(self.weight.val());
-        let own = h.clone() * norm.self_norm.clone().unsqueeze_dim(1);
-        let out = if norm.senders.dims()[0] == 0 {
-            own
-        } else {
-            let messages =
-                gather_rows(h, norm.senders.clone()) * norm.edge_norm.clone().unsqueeze_dim(1);
-            sum_into(messages, norm.receivers.clone(), n) + own
-        };
+        let out = norm.propagate(x.matmul(self.weight.val()));
         match &self.bias {
             Some(b) => out + b.val().unsqueeze_dim(0),
             None => out,

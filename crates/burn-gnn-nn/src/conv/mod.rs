@@ -1,12 +1,19 @@
 //! Convolution layers, one file each.
 
+pub mod cheb;
+pub mod edge_mlp;
 pub mod gat;
+pub mod gatv2;
 pub mod gcn;
 pub mod gin;
+pub mod graph_conv;
 pub mod sage;
+pub mod sg;
+pub mod transformer;
 
 use burn::module::Param;
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Bool, Device, Int, Tensor};
+use burn_gnn_graph::GraphsTuple;
 
 /// Glorot (Xavier) uniform initialisation, PyG's `glorot`: `U(-a, a)`, `a = sqrt(6 / (fan_in + fan_out))`.
 pub(crate) fn glorot<const D: usize>(
@@ -26,4 +33,47 @@ pub(crate) fn glorot<const D: usize>(
 /// A zero-initialised parameter.
 pub(crate) fn zeros<const D: usize>(shape: [usize; D], device: &Device) -> Param<Tensor<D>> {
     burn::nn::Initializer::Zeros.init(shape, device)
+}
+
+/// The edge list a self-attention layer runs over: with `add_self_loops`, the graph's edges plus
+/// one loop per node (appended), and a mask of the graph's own self loops, whose logits
+/// [`mask_existing_loops`] sets to `-inf` — PyG's remove-then-add, without a host read.
+pub(crate) fn with_self_loops(
+    graph: &GraphsTuple,
+    n: usize,
+    add_self_loops: bool,
+) -> (Tensor<1, Int>, Tensor<1, Int>, Option<Tensor<1, Bool>>) {
+    let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+    if !add_self_loops {
+        return (senders, receivers, None);
+    }
+    let device = graph.device();
+    let loops = Tensor::<1, Int>::arange(0..n as i64, &device);
+    if graph.sum_n_edge() == 0 {
+        return (loops.clone(), loops, None);
+    }
+    let existing = senders.clone().equal(receivers.clone());
+    let mask = Tensor::cat(
+        vec![
+            existing,
+            Tensor::<1, Int>::zeros([n], &device).equal_elem(1),
+        ],
+        0,
+    );
+    (
+        Tensor::cat(vec![senders, loops.clone()], 0),
+        Tensor::cat(vec![receivers, loops], 0),
+        Some(mask),
+    )
+}
+
+/// Sets the logits (`[E, heads]`) of masked edges to `-inf`: softmax weight 0, zero gradient.
+pub(crate) fn mask_existing_loops(logits: Tensor<2>, mask: Option<Tensor<1, Bool>>) -> Tensor<2> {
+    match mask {
+        Some(m) => {
+            let dims = logits.dims();
+            logits.mask_fill(m.unsqueeze_dim::<2>(1).expand(dims), f64::NEG_INFINITY)
+        }
+        None => logits,
+    }
 }

@@ -5,3 +5,4 @@ mod common;
 mod graph_network;
 mod harness;
 mod reference;
+mod reference2;

@@ -7,7 +7,7 @@ use burn_gnn_nn::{GatConvConfig, GcnConvConfig, GinConvConfig, SageConvConfig};
 use crate::common::*;
 
 /// `[rows, cols]` row-major matrix product `a · b`.
-fn matmul(a: &[f64], b: &[f64], rows: usize, inner: usize, cols: usize) -> Vec<f64> {
+pub fn matmul(a: &[f64], b: &[f64], rows: usize, inner: usize, cols: usize) -> Vec<f64> {
     let mut out = vec![0.0; rows * cols];
     for i in 0..rows {
         for k in 0..inner {
@@ -19,7 +19,7 @@ fn matmul(a: &[f64], b: &[f64], rows: usize, inner: usize, cols: usize) -> Vec<f
     out
 }
 
-fn add_bias(out: &mut [f64], bias: &[f64]) {
+pub fn add_bias(out: &mut [f64], bias: &[f64]) {
     let c = bias.len();
     out.iter_mut()
         .enumerate()
@@ -27,7 +27,7 @@ fn add_bias(out: &mut [f64], bias: &[f64]) {
 }
 
 /// A graph with a duplicate edge, an existing self loop (node 1) and an isolated node (4).
-fn test_graph() -> (Vec<i64>, Vec<i64>, usize) {
+pub fn test_graph() -> (Vec<i64>, Vec<i64>, usize) {
     (
         vec![0, 1, 2, 0, 3, 1, 2, 2],
         vec![1, 1, 1, 2, 2, 0, 3, 3],

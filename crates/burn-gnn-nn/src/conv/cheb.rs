@@ -1,0 +1,131 @@
+//! [`ChebConv`]: the Chebyshev spectral graph convolution (Defferrard et al., 2016).
+
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::{Device, Int, Tensor};
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+
+use crate::NnError;
+use crate::aggregation::sum_into;
+
+/// Configuration of a [`ChebConv`]; defaults are PyG's `ChebConv` (`normalization="sym"`,
+/// `lambda_max = 2`).
+#[derive(Config, Debug)]
+pub struct ChebConvConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Output features per node.
+    pub d_output: usize,
+    /// Filter size `K` (polynomial orders `0..K`), at least 1.
+    pub k: usize,
+    /// Add a learnable bias.
+    #[config(default = true)]
+    pub bias: bool,
+}
+
+/// Chebyshev graph convolution, [Defferrard et al., NeurIPS 2016](https://arxiv.org/abs/1606.09375):
+///
+/// `x' = Σ_{k<K} T_k(L̃) x W_k + b` with `T_0 = x`, `T_1 = L̃ x`, `T_k = 2 L̃ T_{k−1} − T_{k−2}`,
+/// and `L̃ = 2L/λ_max − I = −D^-1/2 A D^-1/2` for the symmetric Laplacian with `λ_max = 2`.
+/// Self loops are ignored and degrees are counted over senders, as PyG's `get_laplacian`.
+///
+/// # Shapes
+/// `x: [N, d_input]` -> `[N, d_output]`.
+#[derive(Module, Debug)]
+pub struct ChebConv {
+    /// `W_0 .. W_{K-1}` (no bias).
+    pub lins: Vec<Linear>,
+    /// `b`, zero-initialised.
+    pub bias: Option<Param<Tensor<1>>>,
+}
+
+impl ChebConvConfig {
+    /// A [`ChebConv`].
+    ///
+    /// # Errors
+    /// `k = 0`.
+    pub fn init(&self, device: &Device) -> Result<ChebConv, NnError> {
+        if self.k == 0 {
+            return Err(NnError::InvalidConfig("ChebConv needs k >= 1".into()));
+        }
+        Ok(ChebConv {
+            lins: (0..self.k)
+                .map(|_| {
+                    LinearConfig::new(self.d_input, self.d_output)
+                        .with_bias(false)
+                        .init(device)
+                })
+                .collect(),
+            bias: self.bias.then(|| super::zeros([self.d_output], device)),
+        })
+    }
+}
+
+/// `L̃ x` for the scaled symmetric Laplacian.
+struct Laplacian {
+    senders: Tensor<1, Int>,
+    receivers: Tensor<1, Int>,
+    norm: Tensor<1>,
+}
+
+impl Laplacian {
+    fn new(graph: &GraphsTuple) -> Option<Laplacian> {
+        let (n, e) = (graph.sum_n_node(), graph.sum_n_edge());
+        if e == 0 {
+            return None;
+        }
+        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+        let w = senders.clone().not_equal(receivers.clone()).float();
+        let deg = sum_into(w.clone(), senders.clone(), n);
+        let dead = deg.clone().lower_equal_elem(0.0);
+        let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
+        let norm =
+            (gather_rows(dinv.clone(), senders.clone()) * w * gather_rows(dinv, receivers.clone()))
+                .neg();
+        Some(Laplacian {
+            senders,
+            receivers,
+            norm,
+        })
+    }
+
+    fn apply(lap: &Option<Laplacian>, x: Tensor<2>) -> Tensor<2> {
+        match lap {
+            None => x.zeros_like(),
+            Some(l) => {
+                let n = x.dims()[0];
+                let messages = gather_rows(x, l.senders.clone()) * l.norm.clone().unsqueeze_dim(1);
+                sum_into(messages, l.receivers.clone(), n)
+            }
+        }
+    }
+}
+
+impl ChebConv {
+    /// Applies the layer over `graph`.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        if x.dims()[0] == 0 {
+            return Tensor::zeros([0, self.lins[0].weight.dims()[1]], (&x.device(), x.dtype()));
+        }
+        let lap = Laplacian::new(graph);
+        let mut out = self.lins[0].forward(x.clone());
+        let (mut prev, mut cur) = (x.clone(), x);
+        for (k, lin) in self.lins.iter().enumerate().skip(1) {
+            let next = if k == 1 {
+                Laplacian::apply(&lap, cur.clone())
+            } else {
+                Laplacian::apply(&lap, cur.clone()).mul_scalar(2.0) - prev.clone()
+            };
+            out = out + lin.forward(next.clone());
+            (prev, cur) = (cur, next);
+        }
+        match &self.bias {
+            Some(b) => out + b.val().unsqueeze_dim(0),
+            None => out,
+        }
+    }
+}

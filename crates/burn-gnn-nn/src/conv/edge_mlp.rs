@@ -1,0 +1,172 @@
+//! [`GineConv`] (GIN with edge features) and [`EdgeConv`] (dynamic graph CNN).
+
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::activation::relu;
+use burn::tensor::{Device, Tensor};
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+
+use crate::Aggregation;
+use crate::aggregation::sum_into;
+
+/// A two-layer perceptron `Linear → ReLU → Linear`.
+fn mlp(first: &Linear, second: &Linear, x: Tensor<2>) -> Tensor<2> {
+    if x.dims()[0] == 0 {
+        return Tensor::zeros([0, second.weight.dims()[1]], (&x.device(), x.dtype()));
+    }
+    second.forward(relu(first.forward(x)))
+}
+
+/// Configuration of a [`GineConv`]; `eps`/`train_eps` default as PyG's `GINEConv`.
+#[derive(Config, Debug)]
+pub struct GineConvConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Hidden width of the MLP.
+    pub d_hidden: usize,
+    /// Output features per node.
+    pub d_output: usize,
+    /// Edge feature width; when it differs from `d_input`, a linear map brings edge features to
+    /// `d_input` (PyG's `edge_dim`).
+    pub d_edge: usize,
+    /// Initial `ε`.
+    #[config(default = 0.0)]
+    pub eps: f64,
+    /// Learn `ε`.
+    #[config(default = false)]
+    pub train_eps: bool,
+}
+
+/// GINE, [Hu et al., ICLR 2020](https://arxiv.org/abs/1905.12265):
+/// `x'_i = MLP((1 + ε) x_i + Σ_j ReLU(x_j + W_e e_ji))`.
+///
+/// # Shapes
+/// `x: [N, d_input]`, `edge_attr: [E, d_edge]` -> `[N, d_output]`.
+#[derive(Module, Debug)]
+pub struct GineConv {
+    /// `W_e` (with bias); `None` when `d_edge == d_input`.
+    pub lin_edge: Option<Linear>,
+    /// First MLP layer.
+    pub mlp_in: Linear,
+    /// Second MLP layer.
+    pub mlp_out: Linear,
+    /// The learned `ε`, or `None` when fixed.
+    pub eps: Option<Param<Tensor<1>>>,
+    /// The fixed `ε`.
+    pub eps_fixed: f64,
+}
+
+impl GineConvConfig {
+    /// A [`GineConv`] with Burn's default `Linear` initialisation.
+    pub fn init(&self, device: &Device) -> GineConv {
+        GineConv {
+            lin_edge: (self.d_edge != self.d_input)
+                .then(|| LinearConfig::new(self.d_edge, self.d_input).init(device)),
+            mlp_in: LinearConfig::new(self.d_input, self.d_hidden).init(device),
+            mlp_out: LinearConfig::new(self.d_hidden, self.d_output).init(device),
+            eps: self
+                .train_eps
+                .then(|| Param::from_tensor(Tensor::from_floats([self.eps as f32], device))),
+            eps_fixed: self.eps,
+        }
+    }
+}
+
+impl GineConv {
+    /// Applies the layer over `graph` with edge features.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]`, `edge_attr: [E, d_edge]` -> `[N, d_output]`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple, edge_attr: Tensor<2>) -> Tensor<2> {
+        let n = x.dims()[0];
+        let neighbours = if graph.sum_n_edge() == 0 {
+            x.zeros_like()
+        } else {
+            let e = match &self.lin_edge {
+                Some(lin) => lin.forward(edge_attr),
+                None => edge_attr,
+            };
+            sum_into(
+                relu(gather_rows(x.clone(), graph.senders().clone()) + e),
+                graph.receivers().clone(),
+                n,
+            )
+        };
+        let root = match &self.eps {
+            Some(eps) => x * eps.val().add_scalar(1.0).unsqueeze_dim(0),
+            None => x.mul_scalar(1.0 + self.eps_fixed),
+        };
+        mlp(&self.mlp_in, &self.mlp_out, root + neighbours)
+    }
+}
+
+/// Configuration of an [`EdgeConv`].
+#[derive(Config, Debug)]
+pub struct EdgeConvConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Hidden width of the MLP.
+    pub d_hidden: usize,
+    /// Output features per node.
+    pub d_output: usize,
+    /// The aggregation (PyG's default `"max"`).
+    #[config(default = "String::from(\"max\")")]
+    pub aggr: String,
+}
+
+/// EdgeConv, [Wang et al., ACM TOG 2019](https://arxiv.org/abs/1801.07829):
+/// `x'_i = max_{j ∈ N(i)} h([x_i, x_j − x_i])` with `h = Linear → ReLU → Linear` on `2·d_input`
+/// inputs; 0 for nodes without incoming edges.
+///
+/// # Shapes
+/// `x: [N, d_input]` -> `[N, d_output]`.
+#[derive(Module, Debug)]
+pub struct EdgeConv {
+    /// First MLP layer (`2·d_input -> d_hidden`).
+    pub mlp_in: Linear,
+    /// Second MLP layer.
+    pub mlp_out: Linear,
+    /// The aggregation.
+    #[module(skip)]
+    pub aggr: Aggregation,
+}
+
+impl EdgeConvConfig {
+    /// An [`EdgeConv`].
+    ///
+    /// # Errors
+    /// An unknown aggregation, or one that widens the output ([`Aggregation::Multi`]).
+    pub fn init(&self, device: &Device) -> Result<EdgeConv, crate::NnError> {
+        let aggr: Aggregation = self.aggr.parse()?;
+        if aggr.width() != 1 {
+            return Err(crate::NnError::InvalidConfig(
+                "EdgeConv takes a single aggregation".into(),
+            ));
+        }
+        Ok(EdgeConv {
+            mlp_in: LinearConfig::new(2 * self.d_input, self.d_hidden).init(device),
+            mlp_out: LinearConfig::new(self.d_hidden, self.d_output).init(device),
+            aggr,
+        })
+    }
+}
+
+impl EdgeConv {
+    /// Applies the layer over `graph`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        let n = x.dims()[0];
+        let d_out = self.mlp_out.weight.dims()[1];
+        if graph.sum_n_edge() == 0 {
+            return Tensor::zeros([n, d_out], (&x.device(), x.dtype()));
+        }
+        let x_i = gather_rows(x.clone(), graph.receivers().clone());
+        let x_j = gather_rows(x, graph.senders().clone());
+        let h = mlp(
+            &self.mlp_in,
+            &self.mlp_out,
+            Tensor::cat(vec![x_i.clone(), x_j - x_i], 1),
+        );
+        self.aggr.aggregate(h, graph.receivers().clone(), n)
+    }
+}

@@ -1,0 +1,95 @@
+//! [`GraphConv`]: the higher-order GNN layer of Morris et al. (2019).
+
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::{Device, Tensor};
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+
+use crate::{Aggregation, NnError};
+
+/// Configuration of a [`GraphConv`]; defaults are PyG's `GraphConv`.
+#[derive(Config, Debug)]
+pub struct GraphConvConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Output features per node.
+    pub d_output: usize,
+    /// The neighbour aggregation (see [`Aggregation`]).
+    #[config(default = "String::from(\"sum\")")]
+    pub aggr: String,
+    /// A bias in the neighbour transform.
+    #[config(default = true)]
+    pub bias: bool,
+}
+
+/// GraphConv, [Morris et al., AAAI 2019](https://arxiv.org/abs/1810.02244):
+///
+/// `x'_i = W_1 x_i + W_2 · aggr_{j ∈ N(i)} e_ji · x_j` (+ bias in `W_2`), `e_ji` the edge
+/// weight (1 by default).
+///
+/// # Shapes
+/// `x: [N, d_input]`, `edge_weight: [E]` -> `[N, d_output]`.
+#[derive(Module, Debug)]
+pub struct GraphConv {
+    /// `W_2`, on the aggregated neighbours (with bias).
+    pub lin_rel: Linear,
+    /// `W_1`, on the node itself (no bias).
+    pub lin_root: Linear,
+    /// The aggregation.
+    #[module(skip)]
+    pub aggr: Aggregation,
+}
+
+impl GraphConvConfig {
+    /// A [`GraphConv`] with Burn's default `Linear` initialisation.
+    ///
+    /// # Errors
+    /// An unknown aggregation name.
+    pub fn init(&self, device: &Device) -> Result<GraphConv, NnError> {
+        let aggr: Aggregation = self.aggr.parse()?;
+        Ok(GraphConv {
+            lin_rel: LinearConfig::new(self.d_input * aggr.width(), self.d_output)
+                .with_bias(self.bias)
+                .init(device),
+            lin_root: LinearConfig::new(self.d_input, self.d_output)
+                .with_bias(false)
+                .init(device),
+            aggr,
+        })
+    }
+}
+
+impl GraphConv {
+    /// Applies the layer over `graph`, unweighted.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        self.forward_weighted(x, graph, None)
+    }
+
+    /// Applies the layer with optional edge weights `[E]`.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward_weighted(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+        edge_weight: Option<Tensor<1>>,
+    ) -> Tensor<2> {
+        let n = x.dims()[0];
+        if n == 0 {
+            return Tensor::zeros(
+                [0, self.lin_root.weight.dims()[1]],
+                (&x.device(), x.dtype()),
+            );
+        }
+        let mut messages = gather_rows(x.clone(), graph.senders().clone());
+        if let Some(w) = edge_weight
+            && graph.sum_n_edge() > 0
+        {
+            messages = messages * w.unsqueeze_dim(1);
+        }
+        let aggregated = self.aggr.aggregate(messages, graph.receivers().clone(), n);
+        self.lin_rel.forward(aggregated) + self.lin_root.forward(x)
+    }
+}

@@ -1,0 +1,283 @@
+//! Thin models: stacks of one convolution with dropout, an activation and optional jumping
+//! knowledge — PyG's `GCN`, `GAT`, `GraphSAGE` and `GIN` (`BasicGNN`).
+
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
+use burn::tensor::Device;
+use burn::tensor::Tensor;
+use burn::tensor::activation::{elu, gelu, leaky_relu, relu};
+use burn_gnn_graph::GraphsTuple;
+
+use crate::{
+    GatConv, GatConvConfig, GcnConv, GcnConvConfig, GinConv, GinConvConfig, NnError, SageConv,
+    SageConvConfig,
+};
+
+/// The options every thin model shares.
+#[derive(Config, Debug)]
+pub struct StackConfig {
+    /// Input features per node.
+    pub d_input: usize,
+    /// Hidden features per node.
+    pub d_hidden: usize,
+    /// Output features per node.
+    pub d_output: usize,
+    /// Number of convolutions, at least 1.
+    #[config(default = 2)]
+    pub num_layers: usize,
+    /// Dropout before every convolution (training only).
+    #[config(default = 0.0)]
+    pub dropout: f64,
+    /// Activation between convolutions: `relu`, `elu`, `gelu`, `leaky_relu` (slope 0.01) or
+    /// `identity`.
+    #[config(default = "String::from(\"relu\")")]
+    pub activation: String,
+    /// Jumping knowledge ([Xu et al., 2018](https://arxiv.org/abs/1806.03536)): `None` (the last
+    /// convolution outputs `d_output`), `"last"`, `"cat"` or `"max"` over every layer's hidden
+    /// output, then a linear map to `d_output`.
+    #[config(default = "None")]
+    pub jk: Option<String>,
+}
+
+/// The nonlinearity between layers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Activation {
+    Relu,
+    Elu,
+    Gelu,
+    LeakyRelu,
+    Identity,
+}
+
+impl Activation {
+    fn parse(name: &str) -> Result<Activation, NnError> {
+        Ok(match name {
+            "relu" => Activation::Relu,
+            "elu" => Activation::Elu,
+            "gelu" => Activation::Gelu,
+            "leaky_relu" => Activation::LeakyRelu,
+            "identity" => Activation::Identity,
+            other => {
+                return Err(NnError::InvalidConfig(format!(
+                    "unknown activation `{other}`"
+                )));
+            }
+        })
+    }
+
+    fn apply(self, x: Tensor<2>) -> Tensor<2> {
+        match self {
+            Activation::Relu => relu(x),
+            Activation::Elu => elu(x, 1.0),
+            Activation::Gelu => gelu(x),
+            Activation::LeakyRelu => leaky_relu(x, 0.01),
+            Activation::Identity => x,
+        }
+    }
+}
+
+/// The shared part of every thin model: dropout, activation, jumping knowledge.
+#[derive(Module, Debug)]
+pub struct StackHead {
+    /// Dropout before each convolution.
+    pub dropout: Dropout,
+    /// The map from the jumping-knowledge features to `d_output`; `None` without `jk`.
+    pub jk_lin: Option<Linear>,
+    /// The activation's name.
+    pub activation: String,
+    /// The jumping-knowledge mode.
+    pub jk: Option<String>,
+}
+
+impl StackConfig {
+    /// Widths `(d_in, d_out)` of each convolution, and the head.
+    fn plan(&self, device: &Device) -> Result<(Vec<(usize, usize)>, StackHead), NnError> {
+        if self.num_layers == 0 {
+            return Err(NnError::InvalidConfig(
+                "num_layers must be at least 1".into(),
+            ));
+        }
+        Activation::parse(&self.activation)?;
+        let jk_width = match self.jk.as_deref() {
+            None => None,
+            Some("last") | Some("max") => Some(self.d_hidden),
+            Some("cat") => Some(self.d_hidden * self.num_layers),
+            Some(other) => {
+                return Err(NnError::InvalidConfig(format!(
+                    "unknown jumping knowledge `{other}`"
+                )));
+            }
+        };
+        let last_out = if jk_width.is_some() {
+            self.d_hidden
+        } else {
+            self.d_output
+        };
+        let widths = (0..self.num_layers)
+            .map(|i| {
+                let d_in = if i == 0 { self.d_input } else { self.d_hidden };
+                (
+                    d_in,
+                    if i + 1 == self.num_layers {
+                        last_out
+                    } else {
+                        self.d_hidden
+                    },
+                )
+            })
+            .collect();
+        let head = StackHead {
+            dropout: DropoutConfig::new(self.dropout).init(),
+            jk_lin: jk_width.map(|w| LinearConfig::new(w, self.d_output).init(device)),
+            activation: self.activation.clone(),
+            jk: self.jk.clone(),
+        };
+        Ok((widths, head))
+    }
+}
+
+impl StackHead {
+    /// Runs `layer(i, x)` for each layer with dropout before and the activation between (and,
+    /// with jumping knowledge, after every layer), then combines.
+    fn run(
+        &self,
+        layers: usize,
+        x: Tensor<2>,
+        mut layer: impl FnMut(usize, Tensor<2>) -> Tensor<2>,
+    ) -> Tensor<2> {
+        let act = Activation::parse(&self.activation).expect("checked at init");
+        let mut h = x;
+        let mut outs = Vec::new();
+        for i in 0..layers {
+            h = layer(i, self.dropout.forward(h));
+            if i + 1 < layers || self.jk_lin.is_some() {
+                h = act.apply(h);
+                outs.push(h.clone());
+            }
+        }
+        let Some(lin) = &self.jk_lin else { return h };
+        let combined = match self.jk.as_deref() {
+            Some("cat") => Tensor::cat(outs, 1),
+            Some("max") => outs
+                .into_iter()
+                .reduce(|a, b| a.max_pair(b))
+                .expect("at least one layer"),
+            _ => h,
+        };
+        if combined.dims()[0] == 0 {
+            return Tensor::zeros(
+                [0, lin.weight.dims()[1]],
+                (&combined.device(), combined.dtype()),
+            );
+        }
+        lin.forward(combined)
+    }
+}
+
+macro_rules! thin_model {
+    ($(#[$doc:meta])* $name:ident, $conv:ty, |$cfg:ident, $d_in:ident, $d_out:ident, $device:ident| $make:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Shapes
+        /// `x: [N, d_input]` -> `[N, d_output]`.
+        #[derive(Module, Debug)]
+        pub struct $name {
+            /// The convolutions.
+            pub convs: Vec<$conv>,
+            /// Dropout, activation and jumping knowledge.
+            pub head: StackHead,
+        }
+
+        impl $name {
+            /// A model from the shared options.
+            ///
+            /// # Errors
+            /// `num_layers = 0`, an unknown activation or jumping-knowledge mode.
+            pub fn new($cfg: &StackConfig, $device: &Device) -> Result<Self, NnError> {
+                let (widths, head) = $cfg.plan($device)?;
+                let convs = widths.into_iter().map(|($d_in, $d_out)| $make).collect::<Result<Vec<_>, NnError>>()?;
+                Ok($name { convs, head })
+            }
+
+            /// Applies the model over `graph`.
+            pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+                self.head.run(self.convs.len(), x, |i, h| self.convs[i].forward(h, graph))
+            }
+        }
+    };
+}
+
+thin_model!(
+    /// GCN ([Kipf & Welling, 2017](https://arxiv.org/abs/1609.02907)): a stack of [`GcnConv`].
+    Gcn, GcnConv, |cfg, d_in, d_out, device| Ok(GcnConvConfig::new(d_in, d_out).init(device))
+);
+thin_model!(
+    /// GraphSAGE ([Hamilton et al., 2017](https://arxiv.org/abs/1706.02216)): a stack of
+    /// mean-aggregating [`SageConv`].
+    GraphSage, SageConv, |cfg, d_in, d_out, device| SageConvConfig::new(d_in, d_out).init(device)
+);
+thin_model!(
+    /// GIN ([Xu et al., 2019](https://arxiv.org/abs/1810.00826)): a stack of [`GinConv`] with
+    /// hidden-width MLPs.
+    Gin, GinConv, |cfg, d_in, d_out, device| Ok(GinConvConfig::new(d_in, cfg.d_hidden, d_out).init(device))
+);
+
+/// GAT ([Veličković et al., 2018](https://arxiv.org/abs/1710.10903)) as in the paper's
+/// transductive setup: hidden layers of `heads` concatenated heads of `d_hidden / heads`
+/// features each, an output layer of `out_heads` averaged heads, ELU between, dropout on the
+/// inputs of every layer and on attention.
+///
+/// # Shapes
+/// `x: [N, d_input]` -> `[N, d_output]`.
+#[derive(Module, Debug)]
+pub struct Gat {
+    /// The convolutions.
+    pub convs: Vec<GatConv>,
+    /// Dropout, activation and jumping knowledge.
+    pub head: StackHead,
+}
+
+impl Gat {
+    /// A GAT; `heads` must divide `d_hidden` (the paper: 8 heads × 8 features = 64).
+    ///
+    /// # Errors
+    /// As the other thin models, and `heads` not dividing `d_hidden`.
+    pub fn new(
+        cfg: &StackConfig,
+        heads: usize,
+        out_heads: usize,
+        device: &Device,
+    ) -> Result<Gat, NnError> {
+        if heads == 0 || out_heads == 0 || !cfg.d_hidden.is_multiple_of(heads) {
+            return Err(NnError::InvalidConfig(format!(
+                "{heads} heads must divide d_hidden = {}",
+                cfg.d_hidden
+            )));
+        }
+        let (widths, head) = cfg.plan(device)?;
+        let last = widths.len() - 1;
+        let convs = widths
+            .into_iter()
+            .enumerate()
+            .map(|(i, (d_in, d_out))| {
+                let base = GatConvConfig::new(d_in, d_out).with_dropout(cfg.dropout);
+                if i == last && cfg.jk.is_none() {
+                    base.with_heads(out_heads).with_concat(false).init(device)
+                } else {
+                    GatConvConfig::new(d_in, d_out / heads)
+                        .with_dropout(cfg.dropout)
+                        .with_heads(heads)
+                        .init(device)
+                }
+            })
+            .collect();
+        Ok(Gat { convs, head })
+    }
+
+    /// Applies the model over `graph`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        self.head
+            .run(self.convs.len(), x, |i, h| self.convs[i].forward(h, graph))
+    }
+}
