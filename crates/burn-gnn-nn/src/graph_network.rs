@@ -80,6 +80,14 @@ impl ConcatMlpConfig {
 }
 
 impl ConcatMlp {
+    /// Concatenates `parts` along dim 1 and applies the MLP.
+    ///
+    /// # Shapes
+    /// `parts[k]: [R, d_k]` with `Σ d_k = d_input` -> `[R, d_output]`.
+    pub fn forward(&self, parts: Vec<Tensor<2>>) -> Tensor<2> {
+        self.apply(parts.into_iter().map(Some).collect())
+    }
+
     fn apply(&self, parts: Vec<Option<Tensor<2>>>) -> Tensor<2> {
         let x = Tensor::cat(parts.into_iter().flatten().collect(), 1);
         if x.dims()[0] == 0 {

@@ -25,6 +25,7 @@ mod aggregation;
 mod conv;
 mod error;
 mod graph_network;
+mod jraph;
 mod models;
 mod pool;
 
@@ -42,6 +43,9 @@ pub use conv::transformer::{TransformerConv, TransformerConvConfig};
 pub use error::NnError;
 pub use graph_network::{
     ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetwork, NodeUpdate,
+};
+pub use jraph::{
+    DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };
 pub use models::{Gat, Gcn, Gin, GraphSage, StackConfig, StackHead};
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool};

@@ -5,7 +5,8 @@ use burn::nn::Linear;
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
-    ConcatMlp, ConcatMlpConfig, GraphNetwork, global_add_pool, global_max_pool, global_mean_pool,
+    ConcatMlp, ConcatMlpConfig, DeepSets, GraphConvolution, GraphNetwork, RelationNetwork,
+    global_add_pool, global_max_pool, global_mean_pool,
 };
 
 use crate::common::*;
@@ -211,6 +212,98 @@ fn readouts_match_host_reductions() {
             &max,
             1e-5,
             &format!("max pool on {name}"),
+        );
+    }
+}
+
+#[test]
+fn jraph_blocks_match_references() {
+    use burn::nn::LinearConfig;
+    for (name, d) in devices() {
+        let mut rng = Rng(13);
+        let (s, r, n) = (vec![0i64, 1, 2, 0, 3, 3], vec![1i64, 2, 0, 2, 3, 1], 5);
+        let x: Vec<Vec<f64>> = (0..n)
+            .map(|_| (0..3).map(|_| rng.float()).collect())
+            .collect();
+        let u = vec![vec![rng.float(), rng.float()]];
+        let g = graph(&s, &r, n, &d)
+            .with_nodes(tensor(&x, 3, &d))
+            .unwrap()
+            .with_globals(tensor(&u, 2, &d))
+            .unwrap();
+        // jraph GraphConvolution with self edges: degrees over the edges incl. the loops.
+        let gc = GraphConvolution {
+            update: LinearConfig::new(3, 2).init(&d),
+            add_self_edges: true,
+            symmetric_normalization: true,
+        };
+        let h = rows(gc.update.forward(tensor(&x, 3, &d)));
+        let mut es: Vec<(usize, usize)> = s
+            .iter()
+            .zip(&r)
+            .map(|(&a, &b)| (a as usize, b as usize))
+            .collect();
+        es.extend((0..n).map(|i| (i, i)));
+        let deg = |f: &dyn Fn(&(usize, usize)) -> usize, i: usize| {
+            es.iter().filter(|e| f(e) == i).count().max(1) as f64
+        };
+        let mut want = vec![vec![0.0; 2]; n];
+        for &(a, b) in &es {
+            let c = 1.0 / (deg(&|e| e.0, a) * deg(&|e| e.1, b)).sqrt();
+            (0..2).for_each(|k| want[b][k] += c * h[a][k]);
+        }
+        assert_close(
+            &host(gc.forward(tensor(&x, 3, &d), &g)),
+            &want.concat(),
+            1e-4,
+            &format!("GraphConvolution on {name}"),
+        );
+        // DeepSets: φ([v, u]), ρ([Σ v', u]).
+        let ds = DeepSets::new(
+            ConcatMlpConfig::new(5, 4, 3).init(&d),
+            Some(ConcatMlpConfig::new(5, 4, 2).init(&d)),
+        );
+        let out = ds.forward(&g).unwrap();
+        let v2 = mlp(
+            &ds.phi,
+            &x.iter()
+                .map(|v| [v.clone(), u[0].clone()].concat())
+                .collect::<Vec<_>>(),
+        );
+        let u2 = mlp(
+            ds.rho.as_ref().unwrap(),
+            &[[sum_rows(v2.iter().cloned(), 3), u[0].clone()].concat()],
+        );
+        assert_close(
+            &host(out.node_tensor::<2>().unwrap()),
+            &v2.concat(),
+            1e-4,
+            &format!("DeepSets nodes on {name}"),
+        );
+        assert_close(
+            &host(out.global_tensor::<2>().unwrap()),
+            &u2.concat(),
+            1e-4,
+            &format!("DeepSets globals on {name}"),
+        );
+        // RelationNetwork: φ_u(Σ φ_e([v_s, v_r])).
+        let rn = RelationNetwork {
+            edge_fn: ConcatMlpConfig::new(6, 4, 2).init(&d),
+            global_fn: ConcatMlpConfig::new(2, 4, 2).init(&d),
+        };
+        let e2 = mlp(
+            &rn.edge_fn,
+            &(0..s.len())
+                .map(|k| [x[s[k] as usize].clone(), x[r[k] as usize].clone()].concat())
+                .collect::<Vec<_>>(),
+        );
+        let u2 = mlp(&rn.global_fn, &[sum_rows(e2.iter().cloned(), 2)]);
+        let out = rn.forward(&g).unwrap();
+        assert_close(
+            &host(out.global_tensor::<2>().unwrap()),
+            &u2.concat(),
+            1e-4,
+            &format!("RelationNetwork on {name}"),
         );
     }
 }

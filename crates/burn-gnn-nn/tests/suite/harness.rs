@@ -7,9 +7,10 @@ use burn::tensor::{Device, Gradients, Tensor};
 use burn_gnn_graph::gather_rows;
 use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
-    AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, EdgeConvConfig, Gat, GatConvConfig,
-    GatV2ConvConfig, Gcn, GcnConvConfig, Gin, GinConvConfig, GineConvConfig, GraphConvConfig,
-    GraphNetwork, GraphSage, SageConvConfig, SgConvConfig, StackConfig, TransformerConvConfig,
+    AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets, EdgeConvConfig, Gat,
+    GatConvConfig, GatV2ConvConfig, Gcn, GcnConvConfig, Gin, GinConvConfig, GineConvConfig,
+    GraphConvConfig, GraphConvolution, GraphMapFeatures, GraphNetwork, GraphSage,
+    InteractionNetwork, JraphGat, SageConvConfig, SgConvConfig, StackConfig, TransformerConvConfig,
 };
 
 use crate::common::*;
@@ -447,5 +448,63 @@ fn thin_models_conform() {
             &burn::tensor::Device::flex()
         )
         .is_err()
+    );
+}
+
+#[test]
+fn jraph_zoo_conforms() {
+    use burn::nn::LinearConfig;
+    let nodes_of = |g: GraphsTuple| g.node_tensor::<2>().unwrap();
+    conformance(
+        "DeepSets",
+        |d| DeepSets::new(ConcatMlpConfig::new(3, 5, 4).init(d), None),
+        |l, x, g| nodes_of(l.forward(&g.clone().with_nodes(x).unwrap()).unwrap()),
+        3,
+        4,
+    );
+    conformance(
+        "InteractionNetwork",
+        |d| InteractionNetwork {
+            edge_fn: ConcatMlpConfig::new(6, 5, 2).init(d),
+            node_fn: ConcatMlpConfig::new(5, 5, 4).init(d),
+        },
+        |l, x, g| nodes_of(l.forward(&g.clone().with_nodes(x).unwrap()).unwrap()),
+        3,
+        4,
+    );
+    conformance(
+        "GraphMapFeatures",
+        |d| GraphMapFeatures {
+            edge_fn: None,
+            node_fn: Some(ConcatMlpConfig::new(3, 5, 4).init(d)),
+            global_fn: None,
+        },
+        |l, x, g| nodes_of(l.forward(&g.clone().with_nodes(x).unwrap()).unwrap()),
+        3,
+        4,
+    );
+    for (self_edges, symmetric) in [(false, true), (true, true), (true, false)] {
+        conformance(
+            &format!("GraphConvolution(self_edges={self_edges}, symmetric={symmetric})"),
+            |d| GraphConvolution {
+                update: LinearConfig::new(3, 4).init(d),
+                add_self_edges: self_edges,
+                symmetric_normalization: symmetric,
+            },
+            |l, x, g| l.forward(x, g),
+            3,
+            4,
+        );
+    }
+    conformance(
+        "JraphGat",
+        |d| JraphGat {
+            query: LinearConfig::new(3, 4).init(d),
+            logit: LinearConfig::new(8, 1).init(d),
+            negative_slope: 0.2,
+        },
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
     );
 }
