@@ -28,6 +28,7 @@ mod graph_network;
 mod jraph;
 mod models;
 mod pool;
+mod readout;
 
 pub use aggregation::Aggregation;
 pub use conv::cheb::{ChebConv, ChebConvConfig};
@@ -49,3 +50,4 @@ pub use jraph::{
 };
 pub use models::{Gat, Gcn, Gin, GraphSage, StackConfig, StackHead};
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool};
+pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

@@ -307,3 +307,141 @@ fn jraph_blocks_match_references() {
         );
     }
 }
+
+/// Graph-level readouts: a reference on a batch with an empty graph, invariance to the order of
+/// nodes inside a graph, finite gradients.
+#[test]
+fn learned_readouts_match_references() {
+    use burn_gnn_nn::{AttentionPoolConfig, Set2SetConfig, SoftmaxAggregation};
+    for (name, d) in devices() {
+        let mut rng = Rng(14);
+        let sizes = [3usize, 0, 4];
+        let x: Vec<Vec<f64>> = (0..7)
+            .map(|_| (0..2).map(|_| rng.float()).collect())
+            .collect();
+        let b = batch(
+            &sizes
+                .iter()
+                .map(|&n| graph(&[], &[], n, &d))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let groups: Vec<Vec<usize>> = {
+            let mut first = 0;
+            sizes
+                .iter()
+                .map(|&n| {
+                    let g = (first..first + n).collect();
+                    first += n;
+                    g
+                })
+                .collect()
+        };
+        let softmax_pool = |scores: &[f64], feats: &[Vec<f64>], width: usize| -> Vec<f64> {
+            groups
+                .iter()
+                .flat_map(|g| {
+                    let m = g
+                        .iter()
+                        .map(|&i| scores[i])
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let z: f64 = g.iter().map(|&i| (scores[i] - m).exp()).sum();
+                    (0..width)
+                        .map(|c| {
+                            g.iter()
+                                .map(|&i| (scores[i] - m).exp() / z * feats[i][c])
+                                .sum::<f64>()
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        // Attention pooling with a feature map.
+        let pool = AttentionPoolConfig::new(2).with_d_output(Some(3)).init(&d);
+        let gate: Vec<f64> = rows(pool.gate.forward(tensor(&x, 2, &d)))
+            .iter()
+            .map(|r| r[0])
+            .collect();
+        let feats = rows(pool.feature.as_ref().unwrap().forward(tensor(&x, 2, &d)));
+        let got = host(pool.forward(tensor(&x, 2, &d), &b));
+        assert_close(
+            &got,
+            &softmax_pool(&gate, &feats, 3),
+            1e-4,
+            &format!("AttentionPool on {name}"),
+        );
+        // Set2Set, 2 steps, with Burn's LSTM giving the queries.
+        let s2s = Set2SetConfig::new(2, 2).init(&d);
+        let mut q_star = vec![vec![0.0; 4]; 3];
+        let mut state = None;
+        for _ in 0..2 {
+            let (out, next) = s2s
+                .lstm
+                .forward(tensor(&q_star, 4, &d).unsqueeze_dim(1), state);
+            state = Some(next);
+            let q = rows(out.reshape([3, 2]));
+            let scores: Vec<f64> = (0..7)
+                .map(|i| {
+                    let g = groups.iter().position(|gr| gr.contains(&i)).unwrap();
+                    x[i][0] * q[g][0] + x[i][1] * q[g][1]
+                })
+                .collect();
+            let r = softmax_pool(&scores, &x, 2);
+            q_star = (0..3)
+                .map(|g| [q[g].clone(), r[g * 2..g * 2 + 2].to_vec()].concat())
+                .collect();
+        }
+        assert_close(
+            &host(s2s.forward(tensor(&x, 2, &d), &b)),
+            &q_star.concat(),
+            1e-4,
+            &format!("Set2Set on {name}"),
+        );
+        // Softmax aggregation, t = 2, over the graphs as segments.
+        let sm = SoftmaxAggregation::new(2.0, true, &d);
+        let per_column: Vec<Vec<f64>> = (0..2)
+            .map(|c| {
+                let scores: Vec<f64> = x.iter().map(|r| 2.0 * r[c]).collect();
+                let col: Vec<Vec<f64>> = x.iter().map(|r| vec![r[c]]).collect();
+                softmax_pool(&scores, &col, 1)
+            })
+            .collect::<Vec<_>>();
+        let want: Vec<f64> = (0..3).flat_map(|g| [per_column[0][g], per_column[1][g]]).collect();
+        let got = host(sm.aggregate(tensor(&x, 2, &d), b.node_graph_ids(), 3));
+        assert_close(&got, &want, 1e-4, &format!("SoftmaxAggregation on {name}"));
+        // Order of nodes inside a graph does not matter; gradients are finite.
+        let perm = [2usize, 0, 1, 6, 3, 5, 4];
+        let xp: Vec<Vec<f64>> = perm.iter().map(|&i| x[i].clone()).collect();
+        assert_close(
+            &host(pool.forward(tensor(&xp, 2, &d), &b)),
+            &got_pool(&pool, &x, &b, &d),
+            1e-4,
+            &format!("AttentionPool order on {name}"),
+        );
+        if d.is_autodiff() {
+            let xt = tensor(&x, 2, &d).require_grad();
+            let loss = s2s.forward(xt.clone(), &b).sum()
+                + pool.forward(xt.clone(), &b).sum()
+                + sm.aggregate(xt.clone(), b.node_graph_ids(), 3).sum();
+            let grads = loss.backward();
+            assert!(
+                host(xt.grad(&grads).unwrap()).iter().all(|v| v.is_finite()),
+                "readout gradients on {name}"
+            );
+            assert!(
+                host(sm.t.val().grad(&grads).unwrap())
+                    .iter()
+                    .all(|v| v.is_finite())
+            );
+        }
+    }
+}
+
+fn got_pool(
+    pool: &burn_gnn_nn::AttentionPool,
+    x: &[Vec<f64>],
+    b: &GraphsTuple,
+    d: &Device,
+) -> Vec<f64> {
+    host(pool.forward(tensor(x, 2, d), b))
+}
