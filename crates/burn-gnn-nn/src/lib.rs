@@ -26,6 +26,7 @@ mod conv;
 mod error;
 mod graph_network;
 mod jraph;
+mod message_passing;
 mod models;
 mod pool;
 mod readout;
@@ -48,6 +49,7 @@ pub use graph_network::{
 pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };
+pub use message_passing::{EdgeInputs, MessagePassing};
 pub use models::{Gat, Gcn, Gin, GraphSage, StackConfig, StackHead};
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool};
 pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

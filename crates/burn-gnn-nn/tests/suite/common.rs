@@ -22,6 +22,15 @@ pub fn devices() -> Vec<(&'static str, Device)> {
     d
 }
 
+/// The devices for forward-only checks: every device but `autodiff<wgpu>`, whose forward
+/// kernels are wgpu's (the software driver compiles each new kernel shape: the slow part).
+pub fn forward_devices() -> Vec<(&'static str, Device)> {
+    devices()
+        .into_iter()
+        .filter(|(name, _)| *name != "autodiff<wgpu>")
+        .collect()
+}
+
 /// A small deterministic generator (SplitMix64), so that every run sees the same graphs.
 pub struct Rng(pub u64);
 

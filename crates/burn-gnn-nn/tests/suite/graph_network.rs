@@ -56,7 +56,7 @@ fn sum_rows(rows: impl Iterator<Item = Vec<f64>>, width: usize) -> Vec<f64> {
 
 #[test]
 fn graph_network_matches_the_block_equations() {
-    for (name, d) in devices() {
+    for (name, d) in forward_devices() {
         let mut rng = Rng(11);
         let gn = GraphNetwork::new(
             Some(ConcatMlpConfig::new(2 + 3 + 3 + 1, 4, 2).init(&d)),
@@ -166,7 +166,7 @@ fn graph_network_matches_the_block_equations() {
 
 #[test]
 fn readouts_match_host_reductions() {
-    for (name, d) in devices() {
+    for (name, d) in forward_devices() {
         let mut rng = Rng(12);
         let sizes = [3usize, 0, 2];
         let x: Vec<Vec<f64>> = (0..5)
@@ -219,7 +219,7 @@ fn readouts_match_host_reductions() {
 #[test]
 fn jraph_blocks_match_references() {
     use burn::nn::LinearConfig;
-    for (name, d) in devices() {
+    for (name, d) in forward_devices() {
         let mut rng = Rng(13);
         let (s, r, n) = (vec![0i64, 1, 2, 0, 3, 3], vec![1i64, 2, 0, 2, 3, 1], 5);
         let x: Vec<Vec<f64>> = (0..n)
@@ -406,7 +406,9 @@ fn learned_readouts_match_references() {
                 softmax_pool(&scores, &col, 1)
             })
             .collect::<Vec<_>>();
-        let want: Vec<f64> = (0..3).flat_map(|g| [per_column[0][g], per_column[1][g]]).collect();
+        let want: Vec<f64> = (0..3)
+            .flat_map(|g| [per_column[0][g], per_column[1][g]])
+            .collect();
         let got = host(sm.aggregate(tensor(&x, 2, &d), b.node_graph_ids(), 3));
         assert_close(&got, &want, 1e-4, &format!("SoftmaxAggregation on {name}"));
         // Order of nodes inside a graph does not matter; gradients are finite.

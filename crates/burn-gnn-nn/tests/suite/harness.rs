@@ -508,3 +508,38 @@ fn jraph_zoo_conforms() {
         4,
     );
 }
+
+/// A layer written through `MessagePassing`: `x'_i = W [x_i, max_j (x_j − x_i)]`.
+#[derive(burn::module::Module, Debug)]
+struct MaxDifference {
+    lin: burn::nn::Linear,
+}
+
+impl burn_gnn_nn::MessagePassing for MaxDifference {
+    fn message(&self, edges: &burn_gnn_nn::EdgeInputs) -> Tensor<2> {
+        edges.x_j() - edges.x_i()
+    }
+    fn aggregation(&self) -> burn_gnn_nn::Aggregation {
+        burn_gnn_nn::Aggregation::Max
+    }
+    fn update(&self, aggregated: Tensor<2>, x: Tensor<2>) -> Tensor<2> {
+        if x.dims()[0] == 0 {
+            return Tensor::zeros([0, self.lin.weight.dims()[1]], &x.device());
+        }
+        self.lin.forward(Tensor::cat(vec![x, aggregated], 1))
+    }
+}
+
+#[test]
+fn message_passing_layers_conform() {
+    use burn_gnn_nn::MessagePassing;
+    conformance(
+        "MessagePassing(MaxDifference)",
+        |d| MaxDifference {
+            lin: burn::nn::LinearConfig::new(6, 4).init(d),
+        },
+        |l, x, g| l.propagate(x, g, None),
+        3,
+        4,
+    );
+}
