@@ -35,6 +35,11 @@ pub struct GatConvConfig {
     /// Add a learnable bias.
     #[config(default = true)]
     pub bias: bool,
+    /// Width of edge features used in the attention (PyG's `edge_dim`); `None`: no edge
+    /// features. New self loops get the mean of their node's incoming edge features (PyG's
+    /// `fill_value="mean"`), 0 for nodes without any.
+    #[config(default = "None")]
+    pub edge_dim: Option<usize>,
 }
 
 /// Graph attention, [Veličković et al., ICLR 2018](https://arxiv.org/abs/1710.10903):
@@ -70,6 +75,10 @@ pub struct GatConv {
     pub negative_slope: f64,
     /// See [`GatConvConfig::add_self_loops`].
     pub add_self_loops: bool,
+    /// `W_e`, `[edge_dim, heads · d_output]`, with edge features.
+    pub lin_edge: Option<Param<Tensor<2>>>,
+    /// `a_edge`, `[heads, d_output]`, with edge features.
+    pub att_edge: Option<Param<Tensor<2>>>,
 }
 
 impl GatConvConfig {
@@ -89,6 +98,10 @@ impl GatConvConfig {
             concat: self.concat,
             negative_slope: self.negative_slope,
             add_self_loops: self.add_self_loops,
+            lin_edge: self
+                .edge_dim
+                .map(|d| super::glorot([d, h * c], d, h * c, device)),
+            att_edge: self.edge_dim.map(|_| super::glorot([h, c], h, c, device)),
         }
     }
 }
@@ -101,7 +114,7 @@ impl GatConv {
         x: Tensor<2>,
         graph: &GraphsTuple,
     ) -> (Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
-        let (_, alpha, senders, receivers) = self.attend(x, graph);
+        let (_, alpha, senders, receivers) = self.attend(x, graph, None);
         (alpha, senders, receivers)
     }
 
@@ -110,6 +123,7 @@ impl GatConv {
         &self,
         x: Tensor<2>,
         graph: &GraphsTuple,
+        edge_attr: Option<Tensor<2>>,
     ) -> (Tensor<3>, Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
         let n = x.dims()[0];
         let (h, c) = (self.heads, self.d_output);
@@ -126,10 +140,23 @@ impl GatConv {
         if e == 0 {
             return (xw, Tensor::zeros([0, h], &device), senders, receivers);
         }
-        let logits = leaky_relu(
-            gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone()),
-            self.negative_slope,
-        );
+        let raw = gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone());
+        // The edge term joins the node terms before the LeakyReLU, as PyG.
+        let raw = match (&self.lin_edge, &self.att_edge, edge_attr) {
+            (Some(lin), Some(att), Some(ea)) => {
+                let ea = if self.add_self_loops {
+                    with_loop_attr(ea, graph, n)
+                } else {
+                    ea
+                };
+                let we = ea.matmul(lin.val()).reshape([e, h, c]);
+                raw + (we * att.val().unsqueeze_dim::<3>(0))
+                    .sum_dim(2)
+                    .reshape([e, h])
+            }
+            _ => raw,
+        };
+        let logits = leaky_relu(raw, self.negative_slope);
         let logits = super::mask_existing_loops(logits, existing);
         let alpha = self
             .dropout
@@ -142,6 +169,20 @@ impl GatConv {
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, heads · d_output]` (concat) or `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        self.forward_with_edge_attr(x, graph, None)
+    }
+
+    /// Applies the layer with edge features `[E, edge_dim]` in the attention (ignored without
+    /// [`GatConvConfig::edge_dim`]).
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]`, `edge_attr: [E, edge_dim]` -> as [`forward`](Self::forward).
+    pub fn forward_with_edge_attr(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+        edge_attr: Option<Tensor<2>>,
+    ) -> Tensor<2> {
         if x.dims()[0] == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
             return Tensor::zeros(
@@ -158,7 +199,7 @@ impl GatConv {
         }
         let n = x.dims()[0];
         let (h, c) = (self.heads, self.d_output);
-        let (xw, alpha, senders, receivers) = self.attend(x, graph);
+        let (xw, alpha, senders, receivers) = self.attend(x, graph, edge_attr);
         let e = senders.dims()[0];
         let out = if e == 0 {
             Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
@@ -176,4 +217,26 @@ impl GatConv {
             None => out,
         }
     }
+}
+
+/// Edge features extended for the appended self loops: the graph's own loops keep theirs (their
+/// logits are masked anyway), each new loop gets the mean of its node's incoming non-loop edges.
+fn with_loop_attr(edge_attr: Tensor<2>, graph: &GraphsTuple, n: usize) -> Tensor<2> {
+    let d = edge_attr.dims()[1];
+    if graph.sum_n_edge() == 0 {
+        return Tensor::zeros([n, d], (&edge_attr.device(), edge_attr.dtype()));
+    }
+    let keep = graph
+        .senders()
+        .clone()
+        .not_equal(graph.receivers().clone())
+        .float()
+        .unsqueeze_dim::<2>(1);
+    let total = sum_into(
+        edge_attr.clone() * keep.clone(),
+        graph.receivers().clone(),
+        n,
+    );
+    let count = sum_into(keep, graph.receivers().clone(), n).clamp_min(1.0);
+    Tensor::cat(vec![edge_attr, total / count], 0)
 }

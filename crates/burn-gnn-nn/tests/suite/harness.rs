@@ -232,6 +232,22 @@ fn gat_conv_conforms() {
         2,
     );
     conformance(
+        "GatConv(edge_dim)",
+        |d| {
+            GatConvConfig::new(3, 2)
+                .with_heads(2)
+                .with_edge_dim(Some(3))
+                .init(d)
+        },
+        |l, x: Tensor<2>, g: &GraphsTuple| {
+            let e = gather_rows(x.clone(), g.senders().clone())
+                - gather_rows(x.clone(), g.receivers().clone());
+            l.forward_with_edge_attr(x, g, Some(e))
+        },
+        3,
+        4,
+    );
+    conformance(
         "GatConv(2 heads, concat)",
         |d| GatConvConfig::new(3, 2).with_heads(2).init(d),
         |l, x, g| l.forward(x, g),

@@ -226,3 +226,92 @@ fn gat_matches_reference() {
         }
     }
 }
+
+#[test]
+fn gat_with_edge_features_matches_reference() {
+    for (name, d) in forward_devices() {
+        let (heads, c, de) = (2, 2, 3);
+        let conv = GatConvConfig::new(4, c)
+            .with_heads(heads)
+            .with_edge_dim(Some(de))
+            .init(&d);
+        let (s, r, n) = test_graph();
+        let mut rng = Rng(9);
+        let (xv, x) = random_x(&mut rng, n, 4, &d);
+        let (ev, e) = random_x(&mut rng, s.len(), de, &d);
+        let got = host(conv.forward_with_edge_attr(x, &graph(&s, &r, n, &d), Some(e)));
+        let xw = matmul(&xv, &host(conv.weight.val()), n, 4, heads * c);
+        let (a_src, a_dst, a_edge) = (
+            host(conv.att_src.val()),
+            host(conv.att_dst.val()),
+            host(conv.att_edge.as_ref().unwrap().val()),
+        );
+        let w_e = host(conv.lin_edge.as_ref().unwrap().val());
+        // Edges without self loops keep their features; node i's new loop gets the mean of its
+        // incoming (non-loop) edge features.
+        let mut edges: Vec<(usize, usize, Vec<f64>)> = (0..s.len())
+            .filter(|&k| s[k] != r[k])
+            .map(|k| {
+                (
+                    s[k] as usize,
+                    r[k] as usize,
+                    ev[k * de..(k + 1) * de].to_vec(),
+                )
+            })
+            .collect();
+        for i in 0..n {
+            let inc: Vec<&Vec<f64>> = edges
+                .iter()
+                .filter(|e| e.1 == i && e.0 != i)
+                .map(|e| &e.2)
+                .collect();
+            let mean: Vec<f64> = (0..de)
+                .map(|t| {
+                    if inc.is_empty() {
+                        0.0
+                    } else {
+                        inc.iter().map(|v| v[t]).sum::<f64>() / inc.len() as f64
+                    }
+                })
+                .collect();
+            edges.push((i, i, mean));
+        }
+        let mut want = vec![0.0; n * heads * c];
+        for h in 0..heads {
+            let node = |i: usize, att: &[f64]| {
+                (0..c)
+                    .map(|k| xw[i * heads * c + h * c + k] * att[h * c + k])
+                    .sum::<f64>()
+            };
+            for i in 0..n {
+                let inc: Vec<&(usize, usize, Vec<f64>)> =
+                    edges.iter().filter(|e| e.1 == i).collect();
+                let z: Vec<f64> = inc
+                    .iter()
+                    .map(|(j, _, ea)| {
+                        let edge: f64 = (0..c)
+                            .map(|k| {
+                                a_edge[h * c + k]
+                                    * (0..de)
+                                        .map(|t| ea[t] * w_e[t * heads * c + h * c + k])
+                                        .sum::<f64>()
+                            })
+                            .sum();
+                        let v = node(*j, &a_src) + node(i, &a_dst) + edge;
+                        if v > 0.0 { v } else { 0.2 * v }
+                    })
+                    .collect();
+                let m = z.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let total: f64 = z.iter().map(|v| (v - m).exp()).sum();
+                for ((j, _, _), v) in inc.iter().map(|e| (e.0, e.1, ())).zip(&z) {
+                    let a = (v - m).exp() / total;
+                    (0..c).for_each(|k| {
+                        want[i * heads * c + h * c + k] += a * xw[j * heads * c + h * c + k]
+                    });
+                }
+            }
+        }
+        add_bias(&mut want, &host(conv.bias.as_ref().unwrap().val()));
+        assert_close(&got, &want, 1e-4, &format!("GatConv(edge_dim) on {name}"));
+    }
+}
