@@ -7,7 +7,8 @@
 //!   hand-written backward passes.
 //! - [`graph`] (`burn-gnn-graph`): `GraphsTuple`, batching, padding, graph utilities and
 //!   conversions.
-//! - [`nn`] (`burn-gnn-nn`): message-passing layers (in progress).
+//! - [`nn`] (`burn-gnn-nn`): message-passing layers (GCN, GAT, GraphSAGE, GIN, ...), jraph's
+//!   `GraphNetwork`, aggregations and readouts.
 //! - [`data`] (`burn-gnn-data`): datasets (in progress).
 #![warn(missing_docs)]
 
