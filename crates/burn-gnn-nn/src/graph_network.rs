@@ -48,6 +48,10 @@ pub trait GlobalUpdate {
     ) -> Tensor<2>;
 }
 
+/// A reweighting of updated edges: `(edges', sent, received, globals per edge) -> edges''`.
+pub(crate) type Attend<'a> =
+    dyn Fn(Tensor<2>, Tensor<2>, Tensor<2>, Option<Tensor<2>>) -> Tensor<2> + 'a;
+
 /// Configuration of a [`ConcatMlp`].
 #[derive(Config, Debug)]
 pub struct ConcatMlpConfig {
@@ -187,6 +191,17 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
     /// Node features missing or not a 2-D float tensor; edge or graph features that are not
     /// 2-D float tensors.
     pub fn forward(&self, graph: &GraphsTuple) -> Result<GraphsTuple, NnError> {
+        self.forward_attending(graph, None)
+    }
+
+    /// The block, with the updated edges reweighted before they reach the nodes (jraph's
+    /// `attention_logit_fn` / `attention_normalize_fn` / `attention_reduce_fn`): `attend` takes
+    /// `(edges', sent, received, globals per edge)` and returns the reweighted edges.
+    pub(crate) fn forward_attending(
+        &self,
+        graph: &GraphsTuple,
+        attend: Option<&Attend<'_>>,
+    ) -> Result<GraphsTuple, NnError> {
         let nodes = graph.node_tensor::<2>()?;
         let edges = graph
             .edges()
@@ -208,6 +223,17 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
                 Some(f.update_edges(edges, sent, received, per_edge))
             }
             None => edges,
+        };
+        let edges = match (attend, edges) {
+            (Some(f), Some(e)) => {
+                let per_edge = globals
+                    .clone()
+                    .map(|u| gather_rows(u, graph.edge_graph_ids()));
+                let sent = gather_rows(nodes.clone(), senders.clone());
+                let received = gather_rows(nodes.clone(), receivers.clone());
+                Some(f(e, sent, received, per_edge))
+            }
+            (_, e) => e,
         };
         let nodes = match &self.node_fn {
             Some(f) => {
@@ -245,5 +271,47 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
             out = out.with_globals(u)?;
         }
         Ok(out)
+    }
+}
+
+/// jraph's `GraphNetGAT`: a [`GraphNetwork`] whose updated edges are weighted by attention
+/// before they reach the nodes: `α_k = softmax_{r_k}(logit([e'_k, v_{s_k}, v_{r_k}, u_{g(k)}]))`
+/// (one logit per edge, from a [`ConcatMlp`] with output width 1), `e''_k = α_k · e'_k`. Nodes
+/// and globals are then updated from `e''`; the returned edges are `e''`.
+///
+/// # Shapes
+/// As [`GraphNetwork`]; the graph must carry edge features after the edge update.
+#[derive(Module, Debug)]
+pub struct GraphNetGat<E: Module, N: Module, G: Module> {
+    /// The graph network whose edges are attended.
+    pub network: GraphNetwork<E, N, G>,
+    /// The attention logit function (`d_output = 1`).
+    pub logit_fn: ConcatMlp,
+}
+
+impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
+    GraphNetGat<E, N, G>
+{
+    /// Applies the block.
+    ///
+    /// # Errors
+    /// As [`GraphNetwork::forward`].
+    pub fn forward(&self, graph: &GraphsTuple) -> Result<GraphsTuple, NnError> {
+        let n = graph.sum_n_node();
+        let receivers = graph.receivers().clone();
+        let attend =
+            |e: Tensor<2>, s: Tensor<2>, r: Tensor<2>, u: Option<Tensor<2>>| -> Tensor<2> {
+                if e.dims()[0] == 0 {
+                    return e;
+                }
+                let logits = self.logit_fn.forward(
+                    [Some(e.clone()), Some(s), Some(r), u]
+                        .into_iter()
+                        .flatten()
+                        .collect(),
+                );
+                e * burn_segment::segment_softmax(logits, receivers.clone(), n)
+            };
+        self.network.forward_attending(graph, Some(&attend))
     }
 }

@@ -44,7 +44,7 @@ pub use conv::sg::{Appnp, AppnpConfig, SgConv, SgConvConfig};
 pub use conv::transformer::{TransformerConv, TransformerConvConfig};
 pub use error::NnError;
 pub use graph_network::{
-    ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetwork, NodeUpdate,
+    ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetGat, GraphNetwork, NodeUpdate,
 };
 pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,

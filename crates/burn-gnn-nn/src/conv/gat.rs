@@ -219,6 +219,72 @@ impl GatConv {
     }
 }
 
+impl GatConv {
+    /// Attention from one node set to another (PyG's bipartite `(x_src, x_dst)` input):
+    /// `senders` index `x_src`, `receivers` index `x_dst`, both transformed by the same `W`. No
+    /// self loops are added (the sets differ) and edge features are not used; destinations
+    /// without incoming edges get the bias.
+    ///
+    /// # Shapes
+    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `senders`/`receivers: [E]` ->
+    /// `[N_dst, heads · d_output]` (concat) or `[N_dst, d_output]`.
+    ///
+    /// # Panics
+    /// On CPU backends, if an index is out of range for its node set (check with
+    /// [`burn_segment::validate_segment_ids`]).
+    pub fn forward_bipartite(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: Tensor<1, Int>,
+        receivers: Tensor<1, Int>,
+    ) -> Tensor<2> {
+        let (ns, nd) = (x_src.dims()[0], x_dst.dims()[0]);
+        let (h, c) = (self.heads, self.d_output);
+        let width = if self.concat { h * c } else { c };
+        if nd == 0 {
+            return Tensor::zeros([0, width], (&x_dst.device(), x_dst.dtype()));
+        }
+        let e = senders.dims()[0];
+        let out = if e == 0 || ns == 0 {
+            Tensor::<3>::zeros([nd, h, c], (&x_dst.device(), x_dst.dtype()))
+        } else {
+            let xs = x_src.matmul(self.weight.val()).reshape([ns, h, c]);
+            let xd = x_dst.matmul(self.weight.val()).reshape([nd, h, c]);
+            let score = |t: Tensor<3>, att: &Param<Tensor<2>>, rows: usize| {
+                (t * att.val().unsqueeze_dim::<3>(0))
+                    .sum_dim(2)
+                    .reshape([rows, h])
+            };
+            let (src, dst) = (
+                score(xs.clone(), &self.att_src, ns),
+                score(xd, &self.att_dst, nd),
+            );
+            let logits = leaky_relu(
+                gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone()),
+                self.negative_slope,
+            );
+            let alpha = self
+                .dropout
+                .forward(segment_softmax(logits, receivers.clone(), nd));
+            sum_into(
+                gather_rows(xs, senders) * alpha.unsqueeze_dim::<3>(2),
+                receivers,
+                nd,
+            )
+        };
+        let out = if self.concat {
+            out.reshape([nd, h * c])
+        } else {
+            out.mean_dim(1).reshape([nd, c])
+        };
+        match &self.bias {
+            Some(b) => out + b.val().unsqueeze_dim(0),
+            None => out,
+        }
+    }
+}
+
 /// Edge features extended for the appended self loops: the graph's own loops keep theirs (their
 /// logits are masked anyway), each new loop gets the mean of its node's incoming non-loop edges.
 fn with_loop_attr(edge_attr: Tensor<2>, graph: &GraphsTuple, n: usize) -> Tensor<2> {

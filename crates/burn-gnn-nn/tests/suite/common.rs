@@ -2,7 +2,7 @@
 
 #![allow(deprecated)] // Device::ndarray: deprecated in Burn 0.22, still supported.
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_graph::GraphsTuple;
 
 /// Every backend this build can test, and whether it records gradients.
@@ -93,4 +93,8 @@ pub fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
             "{what}: entry {i}: got {g}, want {w}"
         );
     }
+}
+
+pub fn ints(values: &[i64], device: &Device) -> Tensor<1, Int> {
+    Tensor::from_data(TensorData::new(values.to_vec(), [values.len()]), device)
 }

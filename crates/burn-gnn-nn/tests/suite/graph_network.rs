@@ -447,3 +447,92 @@ fn got_pool(
 ) -> Vec<f64> {
     host(pool.forward(tensor(x, 2, d), b))
 }
+
+#[test]
+fn graph_net_gat_attends_over_incoming_edges() {
+    use burn_gnn_nn::GraphNetGat;
+    for (name, d) in forward_devices() {
+        let mut rng = Rng(15);
+        let gat = GraphNetGat {
+            network: GraphNetwork::new(
+                Some(ConcatMlpConfig::new(2 + 3 + 3, 4, 2).init(&d)),
+                Some(ConcatMlpConfig::new(3 + 2 + 2, 4, 3).init(&d)),
+                None::<ConcatMlp>,
+            ),
+            logit_fn: ConcatMlpConfig::new(2 + 3 + 3, 4, 1).init(&d),
+        };
+        let (s, r, n) = (vec![0i64, 1, 2, 0, 3, 3], vec![1i64, 2, 1, 2, 3, 1], 5);
+        let x: Vec<Vec<f64>> = (0..n)
+            .map(|_| (0..3).map(|_| rng.float()).collect())
+            .collect();
+        let e: Vec<Vec<f64>> = (0..s.len())
+            .map(|_| (0..2).map(|_| rng.float()).collect())
+            .collect();
+        let g = graph(&s, &r, n, &d)
+            .with_nodes(tensor(&x, 3, &d))
+            .unwrap()
+            .with_edges(tensor(&e, 2, &d))
+            .unwrap();
+        let out = gat.forward(&g).unwrap();
+        let cat = |k: usize, e2: &[Vec<f64>]| {
+            [
+                e2[k].clone(),
+                x[s[k] as usize].clone(),
+                x[r[k] as usize].clone(),
+            ]
+            .concat()
+        };
+        let e2 = mlp(
+            gat.network.edge_fn.as_ref().unwrap(),
+            &(0..s.len()).map(|k| cat(k, &e)).collect::<Vec<_>>(),
+        );
+        let logits: Vec<f64> = mlp(
+            &gat.logit_fn,
+            &(0..s.len()).map(|k| cat(k, &e2)).collect::<Vec<_>>(),
+        )
+        .iter()
+        .map(|v| v[0])
+        .collect();
+        let mut e3 = e2.clone();
+        for i in 0..n {
+            let inc: Vec<usize> = (0..s.len()).filter(|&k| r[k] as usize == i).collect();
+            let m = inc
+                .iter()
+                .map(|&k| logits[k])
+                .fold(f64::NEG_INFINITY, f64::max);
+            let z: f64 = inc.iter().map(|&k| (logits[k] - m).exp()).sum();
+            inc.iter().for_each(|&k| {
+                e3[k] = e2[k]
+                    .iter()
+                    .map(|v| v * (logits[k] - m).exp() / z)
+                    .collect()
+            });
+        }
+        let agg = |i: usize, ends: &[i64]| {
+            sum_rows(
+                (0..s.len())
+                    .filter(|&k| ends[k] as usize == i)
+                    .map(|k| e3[k].clone()),
+                2,
+            )
+        };
+        let v2 = mlp(
+            gat.network.node_fn.as_ref().unwrap(),
+            &(0..n)
+                .map(|i| [x[i].clone(), agg(i, &s), agg(i, &r)].concat())
+                .collect::<Vec<_>>(),
+        );
+        assert_close(
+            &host(out.edge_tensor::<2>().unwrap()),
+            &e3.concat(),
+            1e-4,
+            &format!("GraphNetGat edges on {name}"),
+        );
+        assert_close(
+            &host(out.node_tensor::<2>().unwrap()),
+            &v2.concat(),
+            1e-4,
+            &format!("GraphNetGat nodes on {name}"),
+        );
+    }
+}
