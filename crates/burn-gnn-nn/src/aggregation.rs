@@ -14,7 +14,7 @@ use crate::NnError;
 /// Every aggregation gives finite values for nodes without incoming edges: 0 for sum, mean,
 /// max, min, variance, std and power mean (max/min fill with 0 rather than `∓inf`, as PyG).
 /// Parse one from `"sum"` (or `"add"`), `"mean"`, `"max"`, `"min"`, `"var"`, `"std"`,
-/// `"powermean"` (p = 1) or `"powermean:P"`, or several with [`Aggregation::multi`] — their
+/// `"powermean"` (p = 1) or `"powermean:P"`, `"softmax"` (t = 1) or `"softmax:T"`, or several with [`Aggregation::multi`] — their
 /// outputs are concatenated along the feature dimension.
 ///
 /// ```
@@ -41,6 +41,9 @@ pub enum Aggregation {
     /// Power mean `(mean_j clamp(m_j, 0, 100)^p)^(1/p)`, PyG's `PowerMeanAggregation` with a
     /// fixed `p`.
     PowerMean(f64),
+    /// Softmax-weighted sum `Σ_j softmax_j(t · m_j) ⊙ m_j` with a fixed temperature `t`
+    /// (column-wise); for a learnable `t` use [`SoftmaxAggregation`](crate::SoftmaxAggregation).
+    Softmax(f64),
     /// Several aggregations, concatenated along dim 1 in order.
     Multi(Vec<Aggregation>),
 }
@@ -58,11 +61,16 @@ impl FromStr for Aggregation {
             "var" | "variance" => Aggregation::Var,
             "std" => Aggregation::Std,
             "powermean" => Aggregation::PowerMean(1.0),
-            other => match other.strip_prefix("powermean:").map(str::parse::<f64>) {
-                Some(Ok(p)) if p.is_finite() && p > 0.0 => Aggregation::PowerMean(p),
+            "softmax" => Aggregation::Softmax(1.0),
+            other => match (
+                other.strip_prefix("powermean:").map(str::parse::<f64>),
+                other.strip_prefix("softmax:").map(str::parse::<f64>),
+            ) {
+                (Some(Ok(p)), _) if p.is_finite() && p > 0.0 => Aggregation::PowerMean(p),
+                (_, Some(Ok(t))) if t.is_finite() => Aggregation::Softmax(t),
                 _ => {
                     return Err(NnError::InvalidConfig(format!(
-                        "unknown aggregation `{s}` (sum, mean, max, min, var, std, powermean[:P] with P > 0)"
+                        "unknown aggregation `{s}` (sum, mean, max, min, var, std, powermean[:P] with P > 0, softmax[:T])"
                     )));
                 }
             },
@@ -147,6 +155,11 @@ impl Aggregation {
                 mean.clamp_min(1e-12)
                     .powf_scalar(1.0 / p)
                     .mask_fill(small, 0.0)
+            }
+            Aggregation::Softmax(t) => {
+                let scaled = messages.clone().mul_scalar(*t);
+                let weights = burn_segment::segment_softmax(scaled, index.clone(), num_nodes);
+                segment_sum(messages * weights, index, num_nodes)
             }
             Aggregation::Multi(list) => Tensor::cat(
                 list.iter()

@@ -536,3 +536,36 @@ fn graph_net_gat_attends_over_incoming_edges() {
         );
     }
 }
+
+#[test]
+fn fixed_softmax_aggregation_equals_the_module_and_parses() {
+    use burn_gnn_nn::{Aggregation, SoftmaxAggregation};
+    for (name, d) in forward_devices() {
+        let mut rng = Rng(16);
+        let x: Vec<Vec<f64>> = (0..6)
+            .map(|_| (0..2).map(|_| rng.float()).collect())
+            .collect();
+        let ids = ints(&[0, 2, 0, 2, 2, 0], &d);
+        let fixed = Aggregation::Softmax(2.0).aggregate(tensor(&x, 2, &d), ids.clone(), 4);
+        let module = SoftmaxAggregation::new(2.0, false, &d).aggregate(tensor(&x, 2, &d), ids, 4);
+        assert_close(
+            &host(fixed),
+            &host(module),
+            1e-6,
+            &format!("softmax aggregation on {name}"),
+        );
+    }
+    assert_eq!(
+        "softmax:0.5".parse::<Aggregation>().unwrap(),
+        Aggregation::Softmax(0.5)
+    );
+    assert!("softmax:x".parse::<Aggregation>().is_err());
+    assert!("powermean:-1".parse::<Aggregation>().is_err());
+    assert!(
+        "median"
+            .parse::<Aggregation>()
+            .unwrap_err()
+            .to_string()
+            .contains("unknown aggregation `median`")
+    );
+}

@@ -266,6 +266,7 @@ fn sage_conv_conforms() {
         "std",
         "var",
         "powermean:2",
+        "softmax:2",
         "mean,max",
     ] {
         conformance(
