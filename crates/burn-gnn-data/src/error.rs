@@ -1,0 +1,50 @@
+//! The typed error of dataset loading.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Why a dataset could not be loaded. Each message says what to do about it.
+#[derive(Debug, Error)]
+pub enum DataError {
+    /// A raw file is not where it was looked for.
+    #[error("{path} is missing: {hint}")]
+    MissingFile {
+        /// Where it was looked for.
+        path: PathBuf,
+        /// What to do.
+        hint: String,
+    },
+    /// A raw file's SHA-256 is not the committed one: a truncated download or another file.
+    #[error(
+        "{path} has SHA-256 {actual}, expected {expected}: delete it and download it again, or point the data directory at the canonical files"
+    )]
+    Checksum {
+        /// The file.
+        path: PathBuf,
+        /// The committed sum.
+        expected: String,
+        /// The file's sum.
+        actual: String,
+    },
+    /// A pickle that is malformed or uses something this reader does not support.
+    #[error("corrupt or unsupported pickle: {0}")]
+    Pickle(String),
+    /// Files that parse but do not fit together (shapes, indices).
+    #[error("inconsistent dataset: {0}")]
+    Inconsistent(String),
+    /// An unknown dataset name.
+    #[error("unknown dataset `{0}` (cora, citeseer, pubmed)")]
+    UnknownDataset(String),
+    /// An I/O error.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Building the graph failed.
+    #[error(transparent)]
+    Graph(#[from] burn_gnn_graph::GraphError),
+}
