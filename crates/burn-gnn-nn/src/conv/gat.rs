@@ -207,15 +207,7 @@ impl GatConv {
             let messages = gather_rows(xw, senders) * alpha.unsqueeze_dim::<3>(2);
             sum_into(messages, receivers, n)
         };
-        let out = if self.concat {
-            out.reshape([n, h * c])
-        } else {
-            out.mean_dim(1).reshape([n, c])
-        };
-        match &self.bias {
-            Some(b) => out + b.val().unsqueeze_dim(0),
-            None => out,
-        }
+        super::combine_heads(out, self.concat, self.bias.as_ref())
     }
 }
 
@@ -273,15 +265,7 @@ impl GatConv {
                 nd,
             )
         };
-        let out = if self.concat {
-            out.reshape([nd, h * c])
-        } else {
-            out.mean_dim(1).reshape([nd, c])
-        };
-        match &self.bias {
-            Some(b) => out + b.val().unsqueeze_dim(0),
-            None => out,
-        }
+        super::combine_heads(out, self.concat, self.bias.as_ref())
     }
 }
 

@@ -136,14 +136,6 @@ impl GatV2Conv {
                 .forward(segment_softmax(logits, receivers.clone(), n));
             sum_into(src * alpha.unsqueeze_dim::<3>(2), receivers, n)
         };
-        let out = if self.concat {
-            out.reshape([n, h * c])
-        } else {
-            out.mean_dim(1).reshape([n, c])
-        };
-        match &self.bias {
-            Some(b) => out + b.val().unsqueeze_dim(0),
-            None => out,
-        }
+        super::combine_heads(out, self.concat, self.bias.as_ref())
     }
 }

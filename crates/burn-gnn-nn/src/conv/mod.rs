@@ -77,3 +77,22 @@ pub(crate) fn mask_existing_loops(logits: Tensor<2>, mask: Option<Tensor<1, Bool
         None => logits,
     }
 }
+
+/// Joins attention heads `[N, heads, C]`: concatenated to `[N, heads · C]` or averaged to
+/// `[N, C]`, then the bias added if there is one.
+pub(crate) fn combine_heads(
+    out: Tensor<3>,
+    concat: bool,
+    bias: Option<&Param<Tensor<1>>>,
+) -> Tensor<2> {
+    let [n, h, c] = out.dims();
+    let out = if concat {
+        out.reshape([n, h * c])
+    } else {
+        out.mean_dim(1).reshape([n, c])
+    };
+    match bias {
+        Some(b) => out + b.val().unsqueeze_dim(0),
+        None => out,
+    }
+}

@@ -117,11 +117,7 @@ impl TransformerConv {
                 .forward(segment_softmax(logits, receivers.clone(), n));
             sum_into(v * alpha.unsqueeze_dim::<3>(2), receivers, n)
         };
-        let out = if self.concat {
-            out.reshape([n, h * c])
-        } else {
-            out.mean_dim(1).reshape([n, c])
-        };
+        let out = super::combine_heads(out, self.concat, None);
         match &self.skip {
             Some(s) => out + s.forward(x),
             None => out,
