@@ -33,6 +33,19 @@ pub enum DataError {
     /// Files that parse but do not fit together (shapes, indices).
     #[error("inconsistent dataset: {0}")]
     Inconsistent(String),
+    /// A download failed (network, HTTP status, size or checksum); nothing was written.
+    #[error("cannot download {url}: {reason}; {hint}")]
+    Download {
+        /// What was fetched.
+        url: String,
+        /// Why it failed.
+        reason: String,
+        /// What to do.
+        hint: String,
+    },
+    /// An argument out of its domain (a probability outside `[0, 1]`, a size too small).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// An unknown dataset name.
     #[error("unknown dataset `{0}` (cora, citeseer, pubmed)")]
     UnknownDataset(String),

@@ -7,14 +7,38 @@
 //! against the SHA-256 sums committed in `datasets/planetoid.sha256`.
 //!
 //! The split is PyG's `Planetoid(split="public")`; the graph is made undirected, without self
-//! loops or duplicate edges, as PyG.
+//! loops or duplicate edges, as PyG. With the `download` feature (on by default),
+//! [`download_planetoid`] / [`Planetoid::fetch`] download missing files on first use into a
+//! cache directory, verified before they are kept.
+//!
+//! [`KarateClub`] is embedded (no download), and [`synthetic`] generates seeded random graphs
+//! (Erdős–Rényi, stochastic block model, Barabási–Albert) for tests and benchmarks.
+//!
+//! ```
+//! use burn::tensor::Device;
+//! use burn_gnn_data::{KarateClub, synthetic};
+//!
+//! let device = Device::flex();
+//! let karate = KarateClub::load().graph(&device).unwrap();
+//! assert_eq!((karate.sum_n_node(), karate.sum_n_edge()), (34, 156));
+//!
+//! let g = synthetic::barabasi_albert(100, 2, 7).unwrap();
+//! assert_eq!(g.num_edges(), 2 * 2 * (100 - 2)); // m (n - m) edges, both directions
+//! ```
 #![warn(missing_docs)]
 
+#[cfg(feature = "download")]
+mod download;
 mod error;
+mod karate;
 mod pickle;
 mod planetoid;
+pub mod synthetic;
 
+#[cfg(feature = "download")]
+pub use download::{DownloadEvent, SOURCE_ENV, download_planetoid, download_planetoid_from};
 pub use error::DataError;
+pub use karate::KarateClub;
 pub use planetoid::{DATA_DIR_ENV, Planetoid, data_dir};
 
 /// Parses a pickle and reports whether this reader accepts it (for fuzzing the reader).

@@ -23,8 +23,11 @@ pub fn data_dir(explicit: Option<PathBuf>) -> PathBuf {
 /// The committed SHA-256 sums of the canonical raw files.
 const SUMS: &str = include_str!("../../../datasets/planetoid.sha256");
 
+/// The raw files of each dataset, `ind.<name>.<suffix>`.
+pub(crate) const SUFFIXES: [&str; 8] = ["x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"];
+
 /// Where the canonical files are published (the source PyG downloads from).
-const SOURCE: &str = "https://github.com/kimiyoung/planetoid/raw/master/data";
+pub(crate) const SOURCE: &str = "https://github.com/kimiyoung/planetoid/raw/master/data";
 
 /// A Planetoid citation graph with PyG's public split (`Planetoid(root, name, split="public")`).
 #[derive(Clone, Debug)]
@@ -53,6 +56,17 @@ pub struct Planetoid {
     pub test_mask: Vec<bool>,
 }
 
+/// The lowercase hex SHA-256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The committed SHA-256 sum of a raw file.
+pub(crate) fn expected_sum(file: &str) -> Option<&'static str> {
+    SUMS.lines()
+        .find_map(|l| l.split_once("  ").filter(|(_, f)| *f == file).map(|(s, _)| s))
+}
+
 fn read(dir: &Path, name: &str, suffix: &str) -> Result<Vec<u8>, DataError> {
     let file = format!("ind.{name}.{suffix}");
     let path = dir.join(&file);
@@ -68,20 +82,13 @@ fn read(dir: &Path, name: &str, suffix: &str) -> Result<Vec<u8>, DataError> {
         path: path.clone(),
         source,
     })?;
-    let actual: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let expected = SUMS.lines().find_map(|l| {
-        l.split_once("  ")
-            .filter(|(_, f)| *f == file)
-            .map(|(s, _)| s.to_string())
-    });
+    let actual = sha256_hex(&bytes);
+    let expected = expected_sum(&file);
     match expected {
         Some(e) if e == actual => Ok(bytes),
         Some(expected) => Err(DataError::Checksum {
             path,
-            expected,
+            expected: expected.to_string(),
             actual,
         }),
         None => Err(DataError::Inconsistent(format!(
@@ -126,6 +133,21 @@ fn one_hot(p: &pickle::Pickle, what: &str) -> Result<(usize, usize, Vec<f64>), D
 }
 
 impl Planetoid {
+    /// Downloads the files of `name` missing from `dir` ([`crate::download_planetoid`], with
+    /// `progress`), then [`load`](Self::load)s it.
+    ///
+    /// # Errors
+    /// As [`crate::download_planetoid`] and [`load`](Self::load).
+    #[cfg(feature = "download")]
+    pub fn fetch(
+        name: &str,
+        dir: &Path,
+        progress: impl FnMut(crate::DownloadEvent),
+    ) -> Result<Planetoid, DataError> {
+        crate::download_planetoid(name, dir, progress)?;
+        Planetoid::load(name, dir)
+    }
+
     /// Loads `name` (`cora`, `citeseer`, `pubmed`; any case) from the raw files in `dir`.
     ///
     /// # Errors
