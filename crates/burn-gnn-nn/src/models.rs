@@ -225,8 +225,9 @@ thin_model!(
 
 /// GAT ([Veličković et al., 2018](https://arxiv.org/abs/1710.10903)) as in the paper's
 /// transductive setup: hidden layers of `heads` concatenated heads of `d_hidden / heads`
-/// features each, an output layer of `out_heads` averaged heads, ELU between, dropout on the
-/// inputs of every layer and on attention.
+/// features each, an output layer of `out_heads` averaged heads, ELU between, and the reference
+/// code's dropout: on the inputs of every layer, on attention, and on the transformed features
+/// before aggregation ([`GatConvConfig::feature_dropout`]).
 ///
 /// # Shapes
 /// `x: [N, d_input]` -> `[N, d_output]`.
@@ -261,15 +262,17 @@ impl Gat {
             .into_iter()
             .enumerate()
             .map(|(i, (d_in, d_out))| {
-                let base = GatConvConfig::new(d_in, d_out).with_dropout(cfg.dropout);
-                if i == last && cfg.jk.is_none() {
-                    base.with_heads(out_heads).with_concat(false).init(device)
+                let (d_head, heads) = if i == last && cfg.jk.is_none() {
+                    (d_out, out_heads)
                 } else {
-                    GatConvConfig::new(d_in, d_out / heads)
-                        .with_dropout(cfg.dropout)
-                        .with_heads(heads)
-                        .init(device)
-                }
+                    (d_out / heads, heads)
+                };
+                GatConvConfig::new(d_in, d_head)
+                    .with_dropout(cfg.dropout)
+                    .with_feature_dropout(cfg.dropout)
+                    .with_heads(heads)
+                    .with_concat(i != last || cfg.jk.is_some())
+                    .init(device)
             })
             .collect();
         Ok(Gat { convs, head })

@@ -29,6 +29,11 @@ pub struct GatConvConfig {
     /// Dropout on the attention coefficients (training only).
     #[config(default = 0.0)]
     pub dropout: f64,
+    /// Dropout on the transformed features `W x` before they are aggregated (training only).
+    /// The GAT reference code applies it (to `seq_fts`, with the input dropout rate); PyG's
+    /// `GATConv` does not, so the default is 0.
+    #[config(default = 0.0)]
+    pub feature_dropout: f64,
     /// Remove existing self loops and add one per node, as PyG.
     #[config(default = true)]
     pub add_self_loops: bool,
@@ -65,6 +70,8 @@ pub struct GatConv {
     pub bias: Option<Param<Tensor<1>>>,
     /// Dropout on attention coefficients.
     pub dropout: Dropout,
+    /// Dropout on the transformed features before aggregation.
+    pub feature_dropout: Dropout,
     /// Attention heads.
     pub heads: usize,
     /// Output features per head.
@@ -93,6 +100,7 @@ impl GatConvConfig {
                 .bias
                 .then(|| super::zeros([if self.concat { h * c } else { c }], device)),
             dropout: DropoutConfig::new(self.dropout).init(),
+            feature_dropout: DropoutConfig::new(self.feature_dropout).init(),
             heads: h,
             d_output: c,
             concat: self.concat,
@@ -204,6 +212,7 @@ impl GatConv {
         let out = if e == 0 {
             Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
         } else {
+            let xw = self.feature_dropout.forward(xw);
             let messages = gather_rows(xw, senders) * alpha.unsqueeze_dim::<3>(2);
             sum_into(messages, receivers, n)
         };
@@ -260,7 +269,7 @@ impl GatConv {
                 .dropout
                 .forward(segment_softmax(logits, receivers.clone(), nd));
             sum_into(
-                gather_rows(xs, senders) * alpha.unsqueeze_dim::<3>(2),
+                gather_rows(self.feature_dropout.forward(xs), senders) * alpha.unsqueeze_dim::<3>(2),
                 receivers,
                 nd,
             )
