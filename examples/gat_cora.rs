@@ -48,7 +48,9 @@ fn main() {
         lr: 0.005,
         weight_decay: 5e-4,
         epochs: args.epochs,
-        stopping: Stopping::GatReference { patience: args.patience },
+        stopping: Stopping::GatReference {
+            patience: args.patience,
+        },
     };
     let make = |data: &Planetoid, device: &Device| {
         let config = StackConfig::new(data.num_features, 64, data.num_classes)

@@ -41,7 +41,9 @@ fn main() {
         stopping: if args.patience == 0 {
             Stopping::BestValAcc
         } else {
-            Stopping::KipfWindow { window: args.patience }
+            Stopping::KipfWindow {
+                window: args.patience,
+            }
         },
     };
     let make = |data: &Planetoid, device: &Device| {

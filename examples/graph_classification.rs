@@ -52,7 +52,12 @@ fn sample(class: usize, n: usize, seed: u64) -> SyntheticGraph {
         1 => {
             let half = n / 2;
             let (p_in, p_out) = (3.4 / (half - 1) as f64, 0.6 / (n - half) as f64);
-            synthetic::stochastic_block_model(&[half, n - half], &[vec![p_in, p_out], vec![p_out, p_in]], false, seed)
+            synthetic::stochastic_block_model(
+                &[half, n - half],
+                &[vec![p_in, p_out], vec![p_out, p_in]],
+                false,
+                seed,
+            )
         }
         _ => synthetic::barabasi_albert(n, 2, seed),
     }
@@ -63,7 +68,12 @@ fn main() {
     let mut epochs = 60usize;
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
-        match (flag.as_str(), it.next().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0)) {
+        match (
+            flag.as_str(),
+            it.next()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&v| v > 0),
+        ) {
             ("--epochs", Some(v)) => epochs = v,
             _ => {
                 eprintln!("usage: graph_classification [--epochs N]  (N >= 1)");
@@ -80,7 +90,11 @@ fn main() {
             let n = 20 + rng.below(21) as usize;
             let g = sample(class, n, rng.next_u64());
             let x = Tensor::<2>::ones([n, 1], &device);
-            (g.graph(Some(x), &device).expect("a generated graph is valid"), class as i64)
+            (
+                g.graph(Some(x), &device)
+                    .expect("a generated graph is valid"),
+                class as i64,
+            )
         })
         .collect();
     // A seeded shuffle, then 450 / 150.
@@ -88,8 +102,15 @@ fn main() {
         graphs.swap(i, rng.below(i as u64 + 1) as usize);
     }
     let test = graphs.split_off(450);
-    let edges: usize = graphs.iter().chain(&test).map(|(g, _)| g.sum_n_edge()).sum();
-    println!("600 graphs ({} directed edges in all), 3 classes: {CLASSES:?}; 450 train, 150 test", edges);
+    let edges: usize = graphs
+        .iter()
+        .chain(&test)
+        .map(|(g, _)| g.sum_n_edge())
+        .sum();
+    println!(
+        "600 graphs ({} directed edges in all), 3 classes: {CLASSES:?}; 450 train, 150 test",
+        edges
+    );
 
     let labels = |items: &[(GraphsTuple, i64)]| {
         let v: Vec<i64> = items.iter().map(|(_, c)| *c).collect();
@@ -110,7 +131,10 @@ fn main() {
     let mut optim = AdamConfig::new().init();
     let loss_fn = CrossEntropyLossConfig::new().init(&device);
     let accuracy = |model: &GraphClassifier, g: &GraphsTuple, y: &Tensor<1, Int>| {
-        let pred = model.forward(g.node_tensor::<2>().expect("x"), g).argmax(1).squeeze_dim::<1>(1);
+        let pred = model
+            .forward(g.node_tensor::<2>().expect("x"), g)
+            .argmax(1)
+            .squeeze_dim::<1>(1);
         pred.equal(y.clone()).int().sum().into_scalar::<i64>() as f64 / y.dims()[0] as f64
     };
     for epoch in 1..=epochs {
@@ -145,7 +169,12 @@ fn main() {
     println!("\nconfusion on the test graphs (rows: true class, columns: predicted):");
     for (c, name) in CLASSES.iter().enumerate() {
         let row: Vec<usize> = (0..3)
-            .map(|p| test.iter().zip(&pred).filter(|((_, y), q)| *y == c as i64 && **q == p as i64).count())
+            .map(|p| {
+                test.iter()
+                    .zip(&pred)
+                    .filter(|((_, y), q)| *y == c as i64 && **q == p as i64)
+                    .count()
+            })
             .collect();
         println!("  {name:>16}: {row:?}");
     }

@@ -31,14 +31,20 @@ impl KarateGcn {
     fn new(device: &Device) -> KarateGcn {
         let widths = [(34, 4), (4, 4), (4, 2)];
         KarateGcn {
-            convs: widths.iter().map(|&(i, o)| GcnConvConfig::new(i, o).init(device)).collect(),
+            convs: widths
+                .iter()
+                .map(|&(i, o)| GcnConvConfig::new(i, o).init(device))
+                .collect(),
             classifier: LinearConfig::new(2, KarateClub::NUM_CLASSES).init(device),
         }
     }
 
     /// `(logits [34, 4], embedding [34, 2])`.
     fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> (Tensor<2>, Tensor<2>) {
-        let h = self.convs.iter().fold(x, |h, conv| tanh(conv.forward(h, graph)));
+        let h = self
+            .convs
+            .iter()
+            .fold(x, |h, conv| tanh(conv.forward(h, graph)));
         (self.classifier.forward(h.clone()), h)
     }
 }
@@ -47,7 +53,10 @@ fn main() {
     let (mut epochs, mut seeds) = (400usize, 10usize);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
-        let value = it.next().and_then(|v| v.parse::<usize>().ok()).filter(|&v| v > 0);
+        let value = it
+            .next()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|&v| v > 0);
         match (flag.as_str(), value) {
             ("--epochs", Some(v)) => epochs = v,
             ("--seeds", Some(v)) => seeds = v,
@@ -64,8 +73,11 @@ fn main() {
     let x = graph.node_tensor::<2>().expect("identity features");
     let labels = karate.labels(&device);
     let train: Vec<i64> = (0..34).filter(|&i| karate.train_mask[i as usize]).collect();
-    let test: Vec<i64> = (0..34).filter(|&i| !karate.train_mask[i as usize]).collect();
-    let ids = |v: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), &device);
+    let test: Vec<i64> = (0..34)
+        .filter(|&i| !karate.train_mask[i as usize])
+        .collect();
+    let ids =
+        |v: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), &device);
     let (train_idx, test_idx) = (ids(&train), ids(&test));
     let train_labels = labels.clone().select(0, train_idx.clone());
     let loss_fn = CrossEntropyLossConfig::new().init(&device);
@@ -97,7 +109,10 @@ fn main() {
             .sum()
             .into_scalar::<i64>();
         let acc = right as f64 / test.len() as f64;
-        println!("seed {seed}: training loss {last_loss:.4}, accuracy on the 30 unlabelled members {:.1} %", 100.0 * acc);
+        println!(
+            "seed {seed}: training loss {last_loss:.4}, accuracy on the 30 unlabelled members {:.1} %",
+            100.0 * acc
+        );
         accs.push(acc);
         if seed == 0 {
             let emb: Vec<f32> = embedding.into_data().iter::<f32>().collect();
@@ -110,7 +125,11 @@ fn main() {
                     pred[i],
                     emb[2 * i],
                     emb[2 * i + 1],
-                    if karate.train_mask[i] { "  (labelled)" } else { "" }
+                    if karate.train_mask[i] {
+                        "  (labelled)"
+                    } else {
+                        ""
+                    }
                 );
             }
         }
@@ -119,7 +138,11 @@ fn main() {
     let std = (accs.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / accs.len() as f64).sqrt();
     // The majority community among the unlabelled members is the chance baseline.
     let majority = (0..KarateClub::NUM_CLASSES as i64)
-        .map(|c| test.iter().filter(|&&i| karate.labels[i as usize] == c).count())
+        .map(|c| {
+            test.iter()
+                .filter(|&&i| karate.labels[i as usize] == c)
+                .count()
+        })
         .max()
         .unwrap_or(0) as f64
         / test.len() as f64;

@@ -51,7 +51,10 @@ pub fn planetoid(name: &str, explicit_dir: Option<PathBuf>) -> Planetoid {
         let mut bar: Option<Progress> = None;
         Planetoid::fetch(name, &dir, |event| match event {
             DownloadEvent::Start { file, total } => {
-                bar = Some(Progress::new(total.unwrap_or(0), format!("downloading {file}")));
+                bar = Some(Progress::new(
+                    total.unwrap_or(0),
+                    format!("downloading {file}"),
+                ));
             }
             DownloadEvent::Progress { received } => {
                 if let Some(b) = bar.as_mut() {
@@ -65,7 +68,8 @@ pub fn planetoid(name: &str, explicit_dir: Option<PathBuf>) -> Planetoid {
             }
         })
     };
-    loaded.unwrap_or_else(|e| exit_with(1, format!("cannot load {name} from {}: {e}", dir.display())))
+    loaded
+        .unwrap_or_else(|e| exit_with(1, format!("cannot load {name} from {}: {e}", dir.display())))
 }
 
 /// Test/validation/training index tensors and the graph on the training and the evaluation
@@ -83,7 +87,9 @@ pub struct Prepared {
 }
 
 fn indices(mask: &[bool], device: &Device) -> Tensor<1, Int> {
-    let v: Vec<i64> = (0..mask.len() as i64).filter(|&i| mask[i as usize]).collect();
+    let v: Vec<i64> = (0..mask.len() as i64)
+        .filter(|&i| mask[i as usize])
+        .collect();
     let n = v.len();
     Tensor::from_data(TensorData::new(v, [n]), device)
 }
@@ -93,8 +99,14 @@ impl Prepared {
     /// receiver.
     pub fn new(data: &Planetoid, base: &Device) -> Prepared {
         let train_dev = base.clone().autodiff();
-        let graph = data.graph(&train_dev).expect("a loaded dataset is valid").sort_by_receiver();
-        let eval_graph = data.graph(base).expect("a loaded dataset is valid").sort_by_receiver();
+        let graph = data
+            .graph(&train_dev)
+            .expect("a loaded dataset is valid")
+            .sort_by_receiver();
+        let eval_graph = data
+            .graph(base)
+            .expect("a loaded dataset is valid")
+            .sort_by_receiver();
         let train_idx = indices(&data.train_mask, &train_dev);
         Prepared {
             x: graph.node_tensor::<2>().expect("node features"),
@@ -113,7 +125,11 @@ impl Prepared {
 /// Accuracy of `logits` on the rows `idx`.
 pub fn accuracy(logits: Tensor<2>, labels: &Tensor<1, Int>, idx: &Tensor<1, Int>) -> f64 {
     let pred = logits.select(0, idx.clone()).argmax(1).squeeze_dim::<1>(1);
-    let right = pred.equal(labels.clone().select(0, idx.clone())).int().sum().into_scalar::<i64>();
+    let right = pred
+        .equal(labels.clone().select(0, idx.clone()))
+        .int()
+        .sum()
+        .into_scalar::<i64>();
     right as f64 / idx.dims()[0] as f64
 }
 
@@ -176,10 +192,12 @@ pub struct SeedResult {
 /// Validation loss, validation accuracy and test accuracy of `model` (evaluation mode).
 pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {
     let logits = model.logits(p.eval_x.clone(), &p.eval_graph);
-    let loss = CrossEntropyLossConfig::new().init(&p.eval_x.device()).forward(
-        logits.clone().select(0, p.val_idx.clone()),
-        p.eval_labels.clone().select(0, p.val_idx.clone()),
-    );
+    let loss = CrossEntropyLossConfig::new()
+        .init(&p.eval_x.device())
+        .forward(
+            logits.clone().select(0, p.val_idx.clone()),
+            p.eval_labels.clone().select(0, p.val_idx.clone()),
+        );
     (
         loss.into_scalar::<f64>(),
         accuracy(logits.clone(), &p.eval_labels, &p.val_idx),
@@ -206,7 +224,11 @@ pub fn train_seed<M: NodeClassifier>(
     for epoch in 1..=setup.epochs {
         let logits = model.logits(p.x.clone(), &p.graph);
         let train_logits = logits.select(0, p.train_idx.clone());
-        let train_acc = accuracy(train_logits.clone(), &p.train_labels, &arange(p.train_labels.dims()[0], &p.x.device()));
+        let train_acc = accuracy(
+            train_logits.clone(),
+            &p.train_labels,
+            &arange(p.train_labels.dims()[0], &p.x.device()),
+        );
         let ce = loss_fn.forward(train_logits, p.train_labels.clone());
         let train_loss = ce.clone().into_scalar::<f64>();
         let loss = ce + model.decayed() * (setup.weight_decay / 2.0);
@@ -215,7 +237,15 @@ pub fn train_seed<M: NodeClassifier>(
 
         let eval = model.valid();
         let (val_loss, val_acc, test_acc) = evaluate(&eval, p);
-        rows.push(EpochRow { seed, epoch, train_loss, train_acc, val_loss, val_acc, test_acc });
+        rows.push(EpochRow {
+            seed,
+            epoch,
+            train_loss,
+            train_acc,
+            val_loss,
+            val_acc,
+            test_acc,
+        });
         bar.set(
             epoch as u64,
             format!("loss {train_loss:.3}  val acc {val_acc:.3}  val loss {val_loss:.3}"),
@@ -325,9 +355,18 @@ impl Outputs {
         summary: serde_json::Value,
         rows: &[EpochRow],
     ) -> Vec<PathBuf> {
-        let (csv, json, svg) = (self.dir.join("metrics.csv"), self.dir.join("summary.json"), self.dir.join("curves.svg"));
+        let (csv, json, svg) = (
+            self.dir.join("metrics.csv"),
+            self.dir.join("summary.json"),
+            self.dir.join("curves.svg"),
+        );
         let written = write_csv(&csv, rows)
-            .and_then(|_| std::fs::write(&json, serde_json::to_string_pretty(&summary).expect("JSON") + "\n"))
+            .and_then(|_| {
+                std::fs::write(
+                    &json,
+                    serde_json::to_string_pretty(&summary).expect("JSON") + "\n",
+                )
+            })
             .and_then(|_| std::fs::write(&svg, plot::curves_svg(title, rows)));
         if let Err(e) = written {
             exit_with(1, format!("cannot write to {}: {e}", self.dir.display()));
@@ -338,12 +377,16 @@ impl Outputs {
 
 /// Loads a checkpoint into `model` (built with the same configuration).
 pub fn load_checkpoint<M: Module>(model: M, path: &Path) -> M {
-    let record = burn::store::ModuleRecord::load(path)
-        .unwrap_or_else(|e| exit_with(1, format!("cannot read checkpoint {}: {e}", path.display())));
+    let record = burn::store::ModuleRecord::load(path).unwrap_or_else(|e| {
+        exit_with(1, format!("cannot read checkpoint {}: {e}", path.display()))
+    });
     model.try_load_record(record).unwrap_or_else(|e| {
         exit_with(
             1,
-            format!("checkpoint {} does not fit this model (another dataset or setup?): {e}", path.display()),
+            format!(
+                "checkpoint {} does not fit this model (another dataset or setup?): {e}",
+                path.display()
+            ),
         )
     })
 }
@@ -388,7 +431,10 @@ pub fn parse_args(example: &str, epochs: usize, patience: usize) -> Args {
     let result: Result<(), String> = (|| {
         while let Some(flag) = it.next() {
             let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-            let number = |v: String| v.parse::<usize>().map_err(|_| format!("{flag} takes a number, got `{v}`"));
+            let number = |v: String| {
+                v.parse::<usize>()
+                    .map_err(|_| format!("{flag} takes a number, got `{v}`"))
+            };
             match flag.as_str() {
                 "--dataset" => a.dataset = value()?.to_ascii_lowercase(),
                 "--backend" => a.backend = value()?,
@@ -446,7 +492,10 @@ pub fn run_node_classification<M: NodeClassifier>(
     if let Some(path) = &args.checkpoint {
         let model = load_checkpoint(make(&data, &base), path).valid();
         let (val_loss, val_acc, test_acc) = evaluate(&model, &p);
-        println!("{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}", path.display());
+        println!(
+            "{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}",
+            path.display()
+        );
         check_against_summary(path, &args.backend, (val_acc, test_acc));
         return;
     }
@@ -457,7 +506,10 @@ pub fn run_node_classification<M: NodeClassifier>(
     for seed in 0..args.seeds as u64 {
         train_dev.seed(seed);
         let model = make(&data, &train_dev);
-        let mut bar = Progress::new(setup.epochs as u64, format!("seed {}/{}", seed + 1, args.seeds));
+        let mut bar = Progress::new(
+            setup.epochs as u64,
+            format!("seed {}/{}", seed + 1, args.seeds),
+        );
         let (kept, r, rows) = train_seed(model, seed, &setup, &p, &mut bar);
         bar.finish(format!(
             "kept epoch {} of {}: val acc {:.3}, test acc {:.3}",
@@ -503,9 +555,16 @@ pub fn run_node_classification<M: NodeClassifier>(
     let written = outputs.write_all(&format!("{example} on {}", data.name), summary, &all_rows);
     println!(
         "wrote {} and {} checkpoint(s) {}",
-        written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+        written
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
         results.len(),
-        outputs.checkpoint(0).with_file_name("seed-<N>.bpk").display()
+        outputs
+            .checkpoint(0)
+            .with_file_name("seed-<N>.bpk")
+            .display()
     );
 }
 
@@ -514,21 +573,36 @@ pub fn run_node_classification<M: NodeClassifier>(
 /// mismatch on the same backend: the checkpoint did not round-trip).
 fn check_against_summary(checkpoint: &Path, backend: &str, (val_acc, test_acc): (f64, f64)) {
     let summary = checkpoint.with_file_name("summary.json");
-    let Ok(text) = std::fs::read_to_string(&summary) else { return };
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else { return };
-    let name = checkpoint.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let Ok(text) = std::fs::read_to_string(&summary) else {
+        return;
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return;
+    };
+    let name = checkpoint
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     let Some(entry) = json["seeds"].as_array().and_then(|seeds| {
-        seeds.iter().find(|s| s["checkpoint"].as_str().is_some_and(|c| c.ends_with(name)))
+        seeds
+            .iter()
+            .find(|s| s["checkpoint"].as_str().is_some_and(|c| c.ends_with(name)))
     }) else {
         return;
     };
     let recorded = (entry["val_acc"].as_f64(), entry["test_acc"].as_f64());
     if recorded == (Some(val_acc), Some(test_acc)) {
-        println!("matches the accuracies recorded when it was trained ({})", summary.display());
+        println!(
+            "matches the accuracies recorded when it was trained ({})",
+            summary.display()
+        );
     } else if json["backend"].as_str() == Some(backend) {
         exit_with(
             1,
-            format!("the reloaded model differs from the training run: {} recorded {recorded:?}", summary.display()),
+            format!(
+                "the reloaded model differs from the training run: {} recorded {recorded:?}",
+                summary.display()
+            ),
         );
     } else {
         println!("trained on another backend; recorded accuracies {recorded:?}");

@@ -10,11 +10,23 @@ const PANEL_H: f64 = 280.0;
 const MARGIN: f64 = 48.0;
 const COLORS: [&str; 4] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728"];
 
-fn panel(svg: &mut String, x0: f64, title: &str, rows: &[EpochRow], series: &[(&str, fn(&EpochRow) -> f64)]) {
+/// A named series: its legend and how to read it from a row.
+type Series<'a> = (&'a str, fn(&EpochRow) -> f64);
+
+fn panel(svg: &mut String, x0: f64, title: &str, rows: &[EpochRow], series: &[Series]) {
     let max_epoch = rows.iter().map(|r| r.epoch).max().unwrap_or(1).max(1) as f64;
-    let values = rows.iter().flat_map(|r| series.iter().map(move |(_, f)| f(r))).filter(|v| v.is_finite());
+    let values = rows
+        .iter()
+        .flat_map(|r| series.iter().map(move |(_, f)| f(r)))
+        .filter(|v| v.is_finite());
     let (lo, hi) = values.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (lo, hi) = if lo > hi { (0.0, 1.0) } else if hi - lo < 1e-9 { (lo - 0.5, hi + 0.5) } else { (lo, hi) };
+    let (lo, hi) = if lo > hi {
+        (0.0, 1.0)
+    } else if hi - lo < 1e-9 {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        (lo, hi)
+    };
     let (w, h) = (PANEL_W - 2.0 * MARGIN, PANEL_H - 2.0 * MARGIN);
     let px = |e: f64| x0 + MARGIN + w * (e - 1.0) / (max_epoch - 1.0).max(1.0);
     let py = |v: f64| MARGIN + h * (1.0 - (v - lo) / (hi - lo));
@@ -25,7 +37,12 @@ fn panel(svg: &mut String, x0: f64, title: &str, rows: &[EpochRow], series: &[(&
         x0 + PANEL_W / 2.0
     );
     for (i, v) in [hi, (hi + lo) / 2.0, lo].iter().enumerate() {
-        let _ = write!(svg, r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="10">{v:.3}</text>"#, x0 + MARGIN - 4.0, py(*v) + 3.0 + if i == 0 { 4.0 } else { 0.0 });
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="10">{v:.3}</text>"#,
+            x0 + MARGIN - 4.0,
+            py(*v) + 3.0 + if i == 0 { 4.0 } else { 0.0 }
+        );
     }
     let _ = write!(
         svg,
@@ -45,7 +62,10 @@ fn panel(svg: &mut String, x0: f64, title: &str, rows: &[EpochRow], series: &[(&
                 .filter(|r| r.seed == *seed && f(r).is_finite())
                 .map(|r| format!("{:.1},{:.1} ", px(r.epoch as f64), py(f(r))))
                 .collect();
-            let _ = write!(svg, r#"<polyline fill="none" stroke="{color}" stroke-opacity="0.6" stroke-width="1" points="{points}"/>"#);
+            let _ = write!(
+                svg,
+                r#"<polyline fill="none" stroke="{color}" stroke-opacity="0.6" stroke-width="1" points="{points}"/>"#
+            );
         }
         let _ = write!(
             svg,
@@ -63,7 +83,26 @@ pub fn curves_svg(title: &str, rows: &[EpochRow]) -> String {
         2.0 * PANEL_W,
         PANEL_H
     );
-    panel(&mut svg, 0.0, &format!("{title}: loss"), rows, &[("train loss", |r| r.train_loss), ("val loss", |r| r.val_loss)]);
-    panel(&mut svg, PANEL_W, &format!("{title}: accuracy"), rows, &[("train acc", |r| r.train_acc), ("val acc", |r| r.val_acc), ("test acc", |r| r.test_acc)]);
+    panel(
+        &mut svg,
+        0.0,
+        &format!("{title}: loss"),
+        rows,
+        &[
+            ("train loss", |r| r.train_loss),
+            ("val loss", |r| r.val_loss),
+        ],
+    );
+    panel(
+        &mut svg,
+        PANEL_W,
+        &format!("{title}: accuracy"),
+        rows,
+        &[
+            ("train acc", |r| r.train_acc),
+            ("val acc", |r| r.val_acc),
+            ("test acc", |r| r.test_acc),
+        ],
+    );
     svg + "</svg>\n"
 }

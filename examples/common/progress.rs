@@ -47,19 +47,21 @@ impl Progress {
     pub fn set(&mut self, pos: u64, msg: impl AsRef<str>) {
         let now = Instant::now();
         if self.tty {
-            if self.last_draw.is_some_and(|t| now - t < Duration::from_millis(100)) {
+            if self
+                .last_draw
+                .is_some_and(|t| now - t < Duration::from_millis(100))
+            {
                 return;
             }
             self.last_draw = Some(now);
             let mut err = std::io::stderr();
             let _ = write!(err, "\r\x1b[2K{}", self.line(pos, msg.as_ref()));
             let _ = err.flush();
-        } else if self.total > 0 {
-            let tenth = pos * 10 / self.total;
-            if tenth > self.last_tenth {
-                self.last_tenth = tenth;
-                eprintln!("{}", self.line(pos, msg.as_ref()));
-            }
+        } else if let Some(tenth) = (pos * 10).checked_div(self.total)
+            && tenth > self.last_tenth
+        {
+            self.last_tenth = tenth;
+            eprintln!("{}", self.line(pos, msg.as_ref()));
         }
     }
 
@@ -68,6 +70,11 @@ impl Progress {
         if self.tty {
             eprint!("\r\x1b[2K");
         }
-        eprintln!("{} {} ({:.1} s)", self.label, msg.as_ref(), self.start.elapsed().as_secs_f64());
+        eprintln!(
+            "{} {} ({:.1} s)",
+            self.label,
+            msg.as_ref(),
+            self.start.elapsed().as_secs_f64()
+        );
     }
 }

@@ -82,7 +82,9 @@ pub fn download_planetoid_from(
             Some(sum) => Ok((file, sum)),
             None => Err(DataError::Download {
                 url: format!("{source}/{file}"),
-                reason: "no SHA-256 sum is committed for this file, so a download could not be verified".into(),
+                reason:
+                    "no SHA-256 sum is committed for this file, so a download could not be verified"
+                        .into(),
                 hint: format!("put a copy you trust at {}", dir.join(&file).display()),
             }),
         })
@@ -114,9 +116,15 @@ pub fn download_planetoid_from(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if total.is_some_and(|t| t > MAX_BYTES) {
-            return Err(fail(format!("the server announces {} bytes, more than any Planetoid file", total.unwrap_or(0))));
+            return Err(fail(format!(
+                "the server announces {} bytes, more than any Planetoid file",
+                total.unwrap_or(0)
+            )));
         }
-        progress(DownloadEvent::Start { file: file.clone(), total });
+        progress(DownloadEvent::Start {
+            file: file.clone(),
+            total,
+        });
         let mut reader = response.body_mut().as_reader().take(MAX_BYTES + 1);
         let mut bytes = Vec::new();
         let mut buf = vec![0u8; 64 << 10];
@@ -126,14 +134,20 @@ pub fn download_planetoid_from(
                 break;
             }
             bytes.extend_from_slice(&buf[..n]);
-            progress(DownloadEvent::Progress { received: bytes.len() as u64 });
+            progress(DownloadEvent::Progress {
+                received: bytes.len() as u64,
+            });
         }
         if bytes.len() as u64 > MAX_BYTES {
-            return Err(fail(format!("more than {MAX_BYTES} bytes, more than any Planetoid file")));
+            return Err(fail(format!(
+                "more than {MAX_BYTES} bytes, more than any Planetoid file"
+            )));
         }
         let actual = sha256_hex(&bytes);
         if actual != expected {
-            return Err(fail(format!("the file has SHA-256 {actual}, expected {expected}")));
+            return Err(fail(format!(
+                "the file has SHA-256 {actual}, expected {expected}"
+            )));
         }
         let part = dir.join(format!("{file}.part"));
         let mut out = std::fs::File::create(&part).map_err(io(&part))?;

@@ -6,6 +6,7 @@ use burn_gnn_graph::GraphsTuple;
 use crate::DataError;
 
 /// The 78 friendships `(u, v)`, `u < v` (Zachary, 1977, as networkx and PyG list them).
+#[rustfmt::skip]
 const EDGES: [(u8, u8); 78] = [
     (0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (0, 6), (0, 7), (0, 8), (0, 10), (0, 11), (0, 12),
     (0, 13), (0, 17), (0, 19), (0, 21), (0, 31), (1, 2), (1, 3), (1, 7), (1, 13), (1, 17),
@@ -20,8 +21,8 @@ const EDGES: [(u8, u8); 78] = [
 
 /// The four communities of the GCN paper (modularity-based clustering), as PyG's `KarateClub`.
 const COMMUNITIES: [u8; 34] = [
-    1, 1, 1, 1, 3, 3, 3, 1, 0, 1, 3, 1, 1, 1, 0, 0, 3, 1, 0, 1, 0, 1, 0, 0, 2, 2, 0, 0, 2, 0, 0,
-    2, 0, 0,
+    1, 1, 1, 1, 3, 3, 3, 1, 0, 1, 3, 1, 1, 1, 0, 0, 3, 1, 0, 1, 0, 1, 0, 0, 2, 2, 0, 0, 2, 0, 0, 2,
+    0, 0,
 ];
 
 /// Members who stayed with Mr. Hi after the split (the rest followed the officer), networkx's
@@ -65,10 +66,19 @@ impl KarateClub {
             .collect();
         let mut train_mask = vec![false; Self::NUM_NODES];
         for c in 0..Self::NUM_CLASSES as i64 {
-            let first = labels.iter().position(|&l| l == c).expect("every community has members");
+            let first = labels
+                .iter()
+                .position(|&l| l == c)
+                .expect("every community has members");
             train_mask[first] = true;
         }
-        KarateClub { senders, receivers, labels, club, train_mask }
+        KarateClub {
+            senders,
+            receivers,
+            labels,
+            club,
+            train_mask,
+        }
     }
 
     /// The graph with identity node features `[34, 34]`.
@@ -79,11 +89,18 @@ impl KarateClub {
         let ints =
             |v: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), device);
         let x = Tensor::<2>::eye(Self::NUM_NODES, device);
-        Ok(GraphsTuple::builder(ints(&self.senders), ints(&self.receivers)).nodes(x).build()?)
+        Ok(
+            GraphsTuple::builder(ints(&self.senders), ints(&self.receivers))
+                .nodes(x)
+                .build()?,
+        )
     }
 
     /// Community labels, `[34]` Int.
     pub fn labels(&self, device: &Device) -> Tensor<1, Int> {
-        Tensor::from_data(TensorData::new(self.labels.clone(), [Self::NUM_NODES]), device)
+        Tensor::from_data(
+            TensorData::new(self.labels.clone(), [Self::NUM_NODES]),
+            device,
+        )
     }
 }

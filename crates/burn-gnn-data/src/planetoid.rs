@@ -24,7 +24,8 @@ pub fn data_dir(explicit: Option<PathBuf>) -> PathBuf {
 const SUMS: &str = include_str!("../../../datasets/planetoid.sha256");
 
 /// The raw files of each dataset, `ind.<name>.<suffix>`.
-pub(crate) const SUFFIXES: [&str; 8] = ["x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"];
+pub(crate) const SUFFIXES: [&str; 8] =
+    ["x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"];
 
 /// Where the canonical files are published (the source PyG downloads from).
 pub(crate) const SOURCE: &str = "https://github.com/kimiyoung/planetoid/raw/master/data";
@@ -58,13 +59,19 @@ pub struct Planetoid {
 
 /// The lowercase hex SHA-256 of `bytes`.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The committed SHA-256 sum of a raw file.
 pub(crate) fn expected_sum(file: &str) -> Option<&'static str> {
-    SUMS.lines()
-        .find_map(|l| l.split_once("  ").filter(|(_, f)| *f == file).map(|(s, _)| s))
+    SUMS.lines().find_map(|l| {
+        l.split_once("  ")
+            .filter(|(_, f)| *f == file)
+            .map(|(s, _)| s)
+    })
 }
 
 fn read(dir: &Path, name: &str, suffix: &str) -> Result<Vec<u8>, DataError> {

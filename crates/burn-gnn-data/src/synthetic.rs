@@ -101,7 +101,12 @@ impl SyntheticGraph {
         // Sort by (receiver, sender).
         pairs.sort_unstable_by_key(|&(s, r)| (r, s));
         let (senders, receivers) = pairs.into_iter().map(|(s, r)| (s as i64, r as i64)).unzip();
-        SyntheticGraph { num_nodes, senders, receivers, blocks: None }
+        SyntheticGraph {
+            num_nodes,
+            senders,
+            receivers,
+            blocks: None,
+        }
     }
 }
 
@@ -109,7 +114,9 @@ fn check_probability(p: f64, what: &str) -> Result<(), DataError> {
     if (0.0..=1.0).contains(&p) {
         Ok(())
     } else {
-        Err(DataError::InvalidArgument(format!("{what} must be a probability in [0, 1], got {p}")))
+        Err(DataError::InvalidArgument(format!(
+            "{what} must be a probability in [0, 1], got {p}"
+        )))
     }
 }
 
@@ -159,7 +166,12 @@ fn triangle_pair(k: u64) -> (u64, u64) {
 ///
 /// # Errors
 /// `p` outside `[0, 1]` or NaN.
-pub fn erdos_renyi(num_nodes: usize, p: f64, directed: bool, seed: u64) -> Result<SyntheticGraph, DataError> {
+pub fn erdos_renyi(
+    num_nodes: usize,
+    p: f64,
+    directed: bool,
+    seed: u64,
+) -> Result<SyntheticGraph, DataError> {
     stochastic_block_model(&[num_nodes], &[vec![p]], directed, seed).map(|mut g| {
         g.blocks = None;
         g
@@ -220,8 +232,11 @@ pub fn stochastic_block_model(
                         pairs.push((oa + i, oa + j));
                     });
                 }
-                (false, std::cmp::Ordering::Greater) | (true, std::cmp::Ordering::Less | std::cmp::Ordering::Greater) => {
-                    bernoulli_skips(sa * sc, p, &mut rng, |k| pairs.push((oa + k / sc, oc + k % sc)));
+                (false, std::cmp::Ordering::Greater)
+                | (true, std::cmp::Ordering::Less | std::cmp::Ordering::Greater) => {
+                    bernoulli_skips(sa * sc, p, &mut rng, |k| {
+                        pairs.push((oa + k / sc, oc + k % sc))
+                    });
                 }
                 (true, std::cmp::Ordering::Equal) => {
                     // Ordered pairs without the diagonal.

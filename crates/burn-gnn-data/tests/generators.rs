@@ -11,12 +11,29 @@ use burn_gnn_data::{DataError, KarateClub};
 fn check_simple(g: &SyntheticGraph, undirected: bool) {
     assert_eq!(g.senders.len(), g.receivers.len());
     let n = g.num_nodes as i64;
-    let pairs: Vec<(i64, i64)> = g.senders.iter().copied().zip(g.receivers.iter().copied()).collect();
-    assert!(pairs.iter().all(|&(s, r)| (0..n).contains(&s) && (0..n).contains(&r) && s != r));
-    assert!(pairs.windows(2).all(|w| (w[0].1, w[0].0) < (w[1].1, w[1].0)), "sorted, no duplicates");
+    let pairs: Vec<(i64, i64)> = g
+        .senders
+        .iter()
+        .copied()
+        .zip(g.receivers.iter().copied())
+        .collect();
+    assert!(
+        pairs
+            .iter()
+            .all(|&(s, r)| (0..n).contains(&s) && (0..n).contains(&r) && s != r)
+    );
+    assert!(
+        pairs
+            .windows(2)
+            .all(|w| (w[0].1, w[0].0) < (w[1].1, w[1].0)),
+        "sorted, no duplicates"
+    );
     if undirected {
         let set: HashSet<_> = pairs.iter().copied().collect();
-        assert!(pairs.iter().all(|&(s, r)| set.contains(&(r, s))), "symmetric");
+        assert!(
+            pairs.iter().all(|&(s, r)| set.contains(&(r, s))),
+            "symmetric"
+        );
     }
 }
 
@@ -24,7 +41,12 @@ fn check_simple(g: &SyntheticGraph, undirected: bool) {
 fn karate_club_matches_zacharys_degrees() {
     let k = KarateClub::load();
     assert_eq!(k.senders.len(), 156);
-    let g = SyntheticGraph { num_nodes: 34, senders: k.senders.clone(), receivers: k.receivers.clone(), blocks: None };
+    let g = SyntheticGraph {
+        num_nodes: 34,
+        senders: k.senders.clone(),
+        receivers: k.receivers.clone(),
+        blocks: None,
+    };
     check_simple(&g, true);
     // Degrees as Zachary's table lists them (networkx's degree view), independent of the
     // edge-list source.
@@ -36,7 +58,11 @@ fn karate_club_matches_zacharys_degrees() {
     k.receivers.iter().for_each(|&r| degree[r as usize] += 1);
     assert_eq!(degree, expected);
     assert_eq!(k.club.iter().filter(|&&c| c == 1).count(), 17);
-    assert_eq!((k.club[0], k.club[33]), (0, 1), "Mr. Hi is node 0, the officer node 33");
+    assert_eq!(
+        (k.club[0], k.club[33]),
+        (0, 1),
+        "Mr. Hi is node 0, the officer node 33"
+    );
     let train: Vec<usize> = (0..34).filter(|&i| k.train_mask[i]).collect();
     assert_eq!(train, [0, 4, 8, 24], "first member of each community");
     let graph = k.graph(&Device::flex()).unwrap();
@@ -48,11 +74,21 @@ fn splitmix64_is_the_published_stream() {
     // The first outputs of SplitMix64 from seed 1234567 (Vigna's reference implementation).
     let mut r = SplitMix64::new(1234567);
     let first: Vec<u64> = (0..3).map(|_| r.next_u64()).collect();
-    assert_eq!(first, [6457827717110365317, 3203168211198807973, 9817491932198370423]);
+    assert_eq!(
+        first,
+        [
+            6457827717110365317,
+            3203168211198807973,
+            9817491932198370423
+        ]
+    );
     let mut r = SplitMix64::new(9);
     let mut counts = [0usize; 7];
     (0..70_000).for_each(|_| counts[r.below(7) as usize] += 1);
-    assert!(counts.iter().all(|&c| (9_500..10_500).contains(&c)), "{counts:?}");
+    assert!(
+        counts.iter().all(|&c| (9_500..10_500).contains(&c)),
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -61,22 +97,59 @@ fn erdos_renyi_has_the_expected_density() {
         let (n, p) = (400usize, 0.05);
         let g = synthetic::erdos_renyi(n, p, directed, 3).unwrap();
         check_simple(&g, !directed);
-        let pairs = if directed { n * (n - 1) } else { n * (n - 1) / 2 };
-        let edges = if directed { g.num_edges() } else { g.num_edges() / 2 };
+        let pairs = if directed {
+            n * (n - 1)
+        } else {
+            n * (n - 1) / 2
+        };
+        let edges = if directed {
+            g.num_edges()
+        } else {
+            g.num_edges() / 2
+        };
         let (mean, sd) = (pairs as f64 * p, (pairs as f64 * p * (1.0 - p)).sqrt());
-        assert!((edges as f64 - mean).abs() < 5.0 * sd, "{edges} edges, expected {mean} ± {sd}");
+        assert!(
+            (edges as f64 - mean).abs() < 5.0 * sd,
+            "{edges} edges, expected {mean} ± {sd}"
+        );
         // Seeded: same seed, same graph; another seed, another graph.
         assert_eq!(g, synthetic::erdos_renyi(n, p, directed, 3).unwrap());
         assert_ne!(g, synthetic::erdos_renyi(n, p, directed, 4).unwrap());
     }
     // The extremes are exact.
-    assert_eq!(synthetic::erdos_renyi(50, 0.0, false, 1).unwrap().num_edges(), 0);
-    assert_eq!(synthetic::erdos_renyi(50, 1.0, false, 1).unwrap().num_edges(), 50 * 49);
-    assert_eq!(synthetic::erdos_renyi(50, 1.0, true, 1).unwrap().num_edges(), 50 * 49);
-    assert_eq!(synthetic::erdos_renyi(0, 0.5, false, 1).unwrap().num_edges(), 0);
-    assert_eq!(synthetic::erdos_renyi(1, 1.0, true, 1).unwrap().num_edges(), 0);
+    assert_eq!(
+        synthetic::erdos_renyi(50, 0.0, false, 1)
+            .unwrap()
+            .num_edges(),
+        0
+    );
+    assert_eq!(
+        synthetic::erdos_renyi(50, 1.0, false, 1)
+            .unwrap()
+            .num_edges(),
+        50 * 49
+    );
+    assert_eq!(
+        synthetic::erdos_renyi(50, 1.0, true, 1)
+            .unwrap()
+            .num_edges(),
+        50 * 49
+    );
+    assert_eq!(
+        synthetic::erdos_renyi(0, 0.5, false, 1)
+            .unwrap()
+            .num_edges(),
+        0
+    );
+    assert_eq!(
+        synthetic::erdos_renyi(1, 1.0, true, 1).unwrap().num_edges(),
+        0
+    );
     for bad in [-0.1, 1.5, f64::NAN] {
-        assert!(matches!(synthetic::erdos_renyi(10, bad, false, 1), Err(DataError::InvalidArgument(_))));
+        assert!(matches!(
+            synthetic::erdos_renyi(10, bad, false, 1),
+            Err(DataError::InvalidArgument(_))
+        ));
     }
 }
 
@@ -88,7 +161,10 @@ fn erdos_renyi_pairs_are_uniform() {
     let mut hits = vec![0usize; n * n];
     for seed in 0..runs {
         let g = synthetic::erdos_renyi(n, p, false, seed).unwrap();
-        g.senders.iter().zip(&g.receivers).for_each(|(&s, &r)| hits[s as usize * n + r as usize] += 1);
+        g.senders
+            .iter()
+            .zip(&g.receivers)
+            .for_each(|(&s, &r)| hits[s as usize * n + r as usize] += 1);
     }
     for s in 0..n {
         for r in 0..n {
@@ -111,20 +187,41 @@ fn block_model_densities_follow_probs() {
     let blocks = g.blocks.as_ref().unwrap();
     assert_eq!(blocks.len(), 400);
     let mut count = [[0usize; 2]; 2];
-    g.senders.iter().zip(&g.receivers).for_each(|(&s, &r)| count[blocks[s as usize] as usize][blocks[r as usize] as usize] += 1);
+    g.senders
+        .iter()
+        .zip(&g.receivers)
+        .for_each(|(&s, &r)| count[blocks[s as usize] as usize][blocks[r as usize] as usize] += 1);
     for a in 0..2 {
         for b in 0..2 {
-            let pairs = if a == b { sizes[a] * (sizes[a] - 1) } else { sizes[a] * sizes[b] } as f64;
+            let pairs = if a == b {
+                sizes[a] * (sizes[a] - 1)
+            } else {
+                sizes[a] * sizes[b]
+            } as f64;
             // Directed counts of an undirected graph: each within-block edge twice over
             // n(n-1) ordered pairs, each cross edge once over sa·sb ordered pairs.
             let p = probs[a][b];
             let sd = (pairs * p * (1.0 - p)).sqrt() * if a == b { 2.0_f64.sqrt() } else { 1.0 };
-            assert!((count[a][b] as f64 - pairs * p).abs() < 5.0 * sd, "blocks ({a}, {b}): {} vs {}", count[a][b], pairs * p);
+            assert!(
+                (count[a][b] as f64 - pairs * p).abs() < 5.0 * sd,
+                "blocks ({a}, {b}): {} vs {}",
+                count[a][b],
+                pairs * p
+            );
         }
     }
-    let directed = synthetic::stochastic_block_model(&sizes, &[vec![0.1, 0.0], vec![0.02, 0.1]], true, 2).unwrap();
+    let directed =
+        synthetic::stochastic_block_model(&sizes, &[vec![0.1, 0.0], vec![0.02, 0.1]], true, 2)
+            .unwrap();
     check_simple(&directed, false);
-    assert!(directed.senders.iter().zip(&directed.receivers).all(|(&s, &r)| !(s < 150 && r >= 150)), "probs[0][1] = 0");
+    assert!(
+        directed
+            .senders
+            .iter()
+            .zip(&directed.receivers)
+            .all(|(&s, &r)| !(s < 150 && r >= 150)),
+        "probs[0][1] = 0"
+    );
     assert!(matches!(
         synthetic::stochastic_block_model(&sizes, &[vec![0.1, 0.2], vec![0.3, 0.1]], false, 1),
         Err(DataError::InvalidArgument(m)) if m.contains("symmetric")
@@ -145,7 +242,10 @@ fn barabasi_albert_is_preferential() {
     let max = *degree.iter().max().unwrap();
     assert!(max > 15 * 2 * m, "max degree {max}");
     assert_eq!(g, synthetic::barabasi_albert(n, m, 5).unwrap());
-    assert!(matches!(synthetic::barabasi_albert(5, 5, 1), Err(DataError::InvalidArgument(_))));
+    assert!(matches!(
+        synthetic::barabasi_albert(5, 5, 1),
+        Err(DataError::InvalidArgument(_))
+    ));
     assert!(synthetic::barabasi_albert(5, 0, 1).is_err());
 }
 
@@ -171,8 +271,8 @@ mod download {
     use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;
     use std::path::{Path, PathBuf};
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use burn_gnn_data::{DataError, DownloadEvent, Planetoid, download_planetoid_from};
 
@@ -198,7 +298,12 @@ mod download {
                 let mut reader = BufReader::new(stream.try_clone().unwrap());
                 let mut line = String::new();
                 reader.read_line(&mut line).unwrap();
-                let path = line.split_whitespace().nth(1).unwrap_or("/").trim_start_matches('/').to_string();
+                let path = line
+                    .split_whitespace()
+                    .nth(1)
+                    .unwrap_or("/")
+                    .trim_start_matches('/')
+                    .to_string();
                 loop {
                     let mut h = String::new();
                     if reader.read_line(&mut h).unwrap() <= 2 {
@@ -211,11 +316,18 @@ mod download {
                         if tamper == Some(path.as_str()) {
                             body[100] ^= 1;
                         }
-                        let mut r = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).into_bytes();
+                        let mut r = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                            body.len()
+                        )
+                        .into_bytes();
                         r.extend(body);
                         r
                     }
-                    Err(_) => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_vec(),
+                    Err(_) => {
+                        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                            .to_vec()
+                    }
                 };
                 let _ = stream.write_all(&reply);
             }
@@ -237,7 +349,10 @@ mod download {
         assert_eq!(done.len(), 8);
         assert_eq!(requests.load(Ordering::SeqCst), 8);
         for f in &done {
-            assert_eq!(std::fs::read(dir.join(f)).unwrap(), std::fs::read(raw_dir().join(f)).unwrap());
+            assert_eq!(
+                std::fs::read(dir.join(f)).unwrap(),
+                std::fs::read(raw_dir().join(f)).unwrap()
+            );
         }
         let data = Planetoid::load("cora", &dir).unwrap();
         assert_eq!(data.num_nodes, 2708);
@@ -255,7 +370,10 @@ mod download {
         let (url, _) = serve(Some("ind.cora.graph"));
         let dir = scratch("tampered");
         let err = download_planetoid_from(&url, "cora", &dir, |_| {}).unwrap_err();
-        assert!(matches!(&err, DataError::Download { reason, .. } if reason.contains("SHA-256")), "{err}");
+        assert!(
+            matches!(&err, DataError::Download { reason, .. } if reason.contains("SHA-256")),
+            "{err}"
+        );
         assert!(!dir.join("ind.cora.graph").exists() && !dir.join("ind.cora.graph.part").exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -265,15 +383,22 @@ mod download {
         let (url, requests) = serve(None);
         // PubMed's allx is not in the shared directory: the server answers 404.
         let dir = scratch("missing");
-        let err = download_planetoid_from(&format!("{url}/nowhere"), "cora", &dir, |_| {}).unwrap_err();
-        assert!(matches!(&err, DataError::Download { url, .. } if url.ends_with("/nowhere/ind.cora.x")), "{err}");
+        let err =
+            download_planetoid_from(&format!("{url}/nowhere"), "cora", &dir, |_| {}).unwrap_err();
+        assert!(
+            matches!(&err, DataError::Download { url, .. } if url.ends_with("/nowhere/ind.cora.x")),
+            "{err}"
+        );
         assert!(err.to_string().contains("404"), "{err}");
         // No committed sum for PubMed's allx: refused before anything is fetched.
         let before = requests.load(Ordering::SeqCst);
         let err = download_planetoid_from(&url, "pubmed", &dir, |_| {}).unwrap_err();
         assert!(err.to_string().contains("no SHA-256 sum"), "{err}");
         assert_eq!(requests.load(Ordering::SeqCst), before);
-        assert!(matches!(download_planetoid_from(&url, "reddit", &dir, |_| {}), Err(DataError::UnknownDataset(_))));
+        assert!(matches!(
+            download_planetoid_from(&url, "reddit", &dir, |_| {}),
+            Err(DataError::UnknownDataset(_))
+        ));
         // Nothing reachable at all.
         let err = download_planetoid_from("http://127.0.0.1:9", "cora", &dir, |_| {}).unwrap_err();
         assert!(matches!(err, DataError::Download { .. }), "{err}");
