@@ -27,6 +27,7 @@ use burn_gnn_graph::GraphsTuple;
 use burn_gnn_nn::{Gat, StackConfig};
 use common::{NodeClassifier, Setup, Stopping};
 
+// ANCHOR: classifier
 impl NodeClassifier for Gat {
     fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         self.forward(x, graph)
@@ -41,9 +42,11 @@ impl NodeClassifier for Gat {
             .expect("a GAT has layers")
     }
 }
+// ANCHOR_END: classifier
 
 fn main() {
     let args = common::parse_args("gat_cora", 1000, 100);
+    // ANCHOR: setup
     let setup = Setup {
         lr: 0.005,
         weight_decay: 5e-4,
@@ -58,6 +61,7 @@ fn main() {
             .with_activation("elu".into());
         Gat::new(&config, 8, 1, device).expect("valid configuration")
     };
+    // ANCHOR_END: setup
     common::run_node_classification(
         "gat_cora",
         "GAT paper: Cora 83.0 ± 0.7, CiteSeer 72.5 ± 0.7",

@@ -20,6 +20,7 @@ use burn_gnn_data::KarateClub;
 use burn_gnn_graph::GraphsTuple;
 use burn_gnn_nn::{GcnConv, GcnConvConfig};
 
+// ANCHOR: model
 /// GCN layers 34 → 4 → 4 → 2 with tanh, then a linear map to the 4 communities.
 #[derive(Module, Debug)]
 struct KarateGcn {
@@ -48,6 +49,7 @@ impl KarateGcn {
         (self.classifier.forward(h.clone()), h)
     }
 }
+// ANCHOR_END: model
 
 fn main() {
     let (mut epochs, mut seeds) = (400usize, 10usize);

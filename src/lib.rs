@@ -9,7 +9,29 @@
 //!   conversions.
 //! - [`nn`] (`burn-gnn-nn`): message-passing layers (GCN, GAT, GraphSAGE, GIN, ...), jraph's
 //!   `GraphNetwork`, aggregations and readouts.
-//! - [`data`] (`burn-gnn-data`): datasets (in progress).
+//! - [`data`] (`burn-gnn-data`): Planetoid (downloaded and verified), Zachary's karate club,
+//!   seeded synthetic graphs.
+//!
+//! A two-layer GCN on the karate club, forward and backward:
+//!
+//! ```
+//! use burn::tensor::Device;
+//! use burn_gnn::data::KarateClub;
+//! use burn_gnn::nn::{Gcn, StackConfig};
+//!
+//! let device = Device::flex().autodiff();
+//! let karate = KarateClub::load();
+//! let graph = karate.graph(&device).unwrap();
+//! let x = graph.node_tensor::<2>().unwrap(); // identity features, [34, 34]
+//! let model = Gcn::new(&StackConfig::new(34, 16, KarateClub::NUM_CLASSES), &device).unwrap();
+//! let logits = model.forward(x, &graph);
+//! assert_eq!(logits.dims(), [34, 4]);
+//! let grads = logits.sum().backward();
+//! assert!(model.convs[0].weight.grad(&grads).is_some());
+//! ```
+//!
+//! The book (`book/`, built with `mdbook build book`) explains the semantics and walks through
+//! the examples.
 #![warn(missing_docs)]
 
 pub use burn_gnn_data as data;

@@ -222,6 +222,7 @@ pub fn train_seed<M: NodeClassifier>(
     let mut rows: Vec<EpochRow> = Vec::new();
     let mut kept = (model.clone(), 0usize, 0.0, f64::MAX, 0.0);
     for epoch in 1..=setup.epochs {
+        // ANCHOR: step
         let logits = model.logits(p.x.clone(), &p.graph);
         let train_logits = logits.select(0, p.train_idx.clone());
         let train_acc = accuracy(
@@ -234,6 +235,7 @@ pub fn train_seed<M: NodeClassifier>(
         let loss = ce + model.decayed() * (setup.weight_decay / 2.0);
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(setup.lr, model, grads);
+        // ANCHOR_END: step
 
         let eval = model.valid();
         let (val_loss, val_acc, test_acc) = evaluate(&eval, p);
@@ -251,6 +253,7 @@ pub fn train_seed<M: NodeClassifier>(
             format!("loss {train_loss:.3}  val acc {val_acc:.3}  val loss {val_loss:.3}"),
         );
         let stop = match setup.stopping {
+            // ANCHOR: stopping
             Stopping::GatReference { patience } => {
                 if val_acc >= acc_max || val_loss <= loss_min {
                     if val_acc >= acc_max && val_loss <= loss_min {
@@ -265,6 +268,7 @@ pub fn train_seed<M: NodeClassifier>(
                     since_best >= patience
                 }
             }
+            // ANCHOR_END: stopping
             Stopping::BestValAcc => {
                 if val_acc > acc_max {
                     acc_max = val_acc;
