@@ -191,3 +191,22 @@ fn book_links_and_includes_resolve() {
         }
     }
 }
+
+#[test]
+fn every_layer_has_a_zoo_page() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let lib = std::fs::read_to_string(root.join("crates/burn-gnn-nn/src/lib.rs")).unwrap();
+    let layers: Vec<&str> = lib
+        .lines()
+        .filter(|l| l.starts_with("pub use conv::"))
+        .flat_map(|l| l[l.find('{').map_or(0, |i| i + 1)..].split(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty() && !w.ends_with("Config") && *w != "pub" && *w != "use" && *w != "conv")
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase) && *w != "GcnNorm")
+        .collect();
+    assert!(layers.len() >= 12, "{layers:?}");
+    for layer in layers {
+        let page = root.join(format!("book/src/zoo/{}.md", layer.to_lowercase()));
+        let text = std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("{layer} has no page {}", page.display()));
+        assert!(text.contains(&format!(":{}}}}}", layer.to_lowercase())), "{layer}'s page does not include its definition");
+    }
+}

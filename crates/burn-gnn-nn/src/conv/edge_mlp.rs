@@ -18,6 +18,7 @@ fn mlp(first: &Linear, second: &Linear, x: Tensor<2>) -> Tensor<2> {
     second.forward(relu(first.forward(x)))
 }
 
+// ANCHOR: gineconvconfig
 /// Configuration of a [`GineConv`]; `eps`/`train_eps` default as PyG's `GINEConv`.
 #[derive(Config, Debug)]
 pub struct GineConvConfig {
@@ -37,7 +38,9 @@ pub struct GineConvConfig {
     #[config(default = false)]
     pub train_eps: bool,
 }
+// ANCHOR_END: gineconvconfig
 
+// ANCHOR: gineconv
 /// GINE, [Hu et al., ICLR 2020](https://arxiv.org/abs/1905.12265):
 /// `x'_i = MLP((1 + ε) x_i + Σ_j ReLU(x_j + W_e e_ji))`.
 ///
@@ -56,6 +59,7 @@ pub struct GineConv {
     /// The fixed `ε`.
     pub eps_fixed: f64,
 }
+// ANCHOR_END: gineconv
 
 impl GineConvConfig {
     /// A [`GineConv`] with Burn's default `Linear` initialisation.
@@ -101,6 +105,7 @@ impl GineConv {
     }
 }
 
+// ANCHOR: edgeconvconfig
 /// Configuration of an [`EdgeConv`].
 #[derive(Config, Debug)]
 pub struct EdgeConvConfig {
@@ -114,7 +119,9 @@ pub struct EdgeConvConfig {
     #[config(default = "String::from(\"max\")")]
     pub aggr: String,
 }
+// ANCHOR_END: edgeconvconfig
 
+// ANCHOR: edgeconv
 /// EdgeConv, [Wang et al., ACM TOG 2019](https://arxiv.org/abs/1801.07829):
 /// `x'_i = max_{j ∈ N(i)} h([x_i, x_j − x_i])` with `h = Linear → ReLU → Linear` on `2·d_input`
 /// inputs; 0 for nodes without incoming edges.
@@ -131,6 +138,7 @@ pub struct EdgeConv {
     #[module(skip)]
     pub aggr: Aggregation,
 }
+// ANCHOR_END: edgeconv
 
 impl EdgeConvConfig {
     /// An [`EdgeConv`].

@@ -10,6 +10,7 @@ use burn_segment::segment_softmax;
 
 use crate::aggregation::sum_into;
 
+// ANCHOR: gatconvconfig
 /// Configuration of a [`GatConv`]; defaults are PyG's `GATConv`.
 #[derive(Config, Debug)]
 pub struct GatConvConfig {
@@ -46,7 +47,9 @@ pub struct GatConvConfig {
     #[config(default = "None")]
     pub edge_dim: Option<usize>,
 }
+// ANCHOR_END: gatconvconfig
 
+// ANCHOR: gatconv
 /// Graph attention, [Veličković et al., ICLR 2018](https://arxiv.org/abs/1710.10903):
 ///
 /// `α_ji = softmax_j(LeakyReLU(a_srcᵀ W x_j + a_dstᵀ W x_i))` over the incoming edges of `i`
@@ -87,6 +90,7 @@ pub struct GatConv {
     /// `a_edge`, `[heads, d_output]`, with edge features.
     pub att_edge: Option<Param<Tensor<2>>>,
 }
+// ANCHOR_END: gatconv
 
 impl GatConvConfig {
     /// A [`GatConv`] with Glorot weights and attention vectors and zero bias.

@@ -8,6 +8,7 @@ use burn_segment::segment_max_or_constant;
 
 use crate::aggregation::sum_into;
 
+// ANCHOR: gcnconvconfig
 /// Configuration of a [`GcnConv`]; defaults are PyG's `GCNConv`.
 #[derive(Config, Debug)]
 pub struct GcnConvConfig {
@@ -29,7 +30,9 @@ pub struct GcnConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
+// ANCHOR_END: gcnconvconfig
 
+// ANCHOR: gcnconv
 /// Graph convolution, [Kipf & Welling, ICLR 2017](https://arxiv.org/abs/1609.02907):
 ///
 /// `x'_i = Σ_{j ∈ N(i) ∪ {i}} (e_ji / sqrt(d_j d_i)) · x_j W + b`, with `d_i = 1 + Σ_j e_ji`
@@ -56,7 +59,9 @@ pub struct GcnConv {
     /// See [`GcnConvConfig::improved`].
     pub improved: bool,
 }
+// ANCHOR_END: gcnconv
 
+// ANCHOR: gcnnorm
 /// A graph's GCN edge normalisation, reusable across forward passes (PyG's `cached=True`).
 #[derive(Clone, Debug)]
 pub struct GcnNorm {
@@ -69,6 +74,7 @@ pub struct GcnNorm {
     /// Coefficient of each node's own features (its self loop), `[N]`.
     pub self_norm: Tensor<1>,
 }
+// ANCHOR_END: gcnnorm
 
 /// GCN's edge normalisation of `graph` (see [`GcnConv`]), on the device: with
 /// `add_self_loops`, a loop of weight 1 (2 if `improved`) on every node without one; with
