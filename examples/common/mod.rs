@@ -124,13 +124,18 @@ impl Prepared {
 
 /// Accuracy of `logits` on the rows `idx`.
 pub fn accuracy(logits: Tensor<2>, labels: &Tensor<1, Int>, idx: &Tensor<1, Int>) -> f64 {
-    let pred = logits.select(0, idx.clone()).argmax(1).squeeze_dim::<1>(1);
-    let right = pred
-        .equal(labels.clone().select(0, idx.clone()))
-        .int()
-        .sum()
-        .into_scalar::<i64>();
-    right as f64 / idx.dims()[0] as f64
+    fraction_right(
+        logits.select(0, idx.clone()),
+        labels.clone().select(0, idx.clone()),
+    )
+}
+
+/// The fraction of rows of `logits` whose argmax is the row's label.
+fn fraction_right(logits: Tensor<2>, labels: Tensor<1, Int>) -> f64 {
+    let rows = labels.dims()[0];
+    let pred = logits.argmax(1).squeeze_dim::<1>(1);
+    let right = pred.equal(labels).int().sum().into_scalar::<i64>();
+    right as f64 / rows as f64
 }
 
 /// A model the node-classification loop trains.
@@ -225,11 +230,7 @@ pub fn train_seed<M: NodeClassifier>(
         // ANCHOR: step
         let logits = model.logits(p.x.clone(), &p.graph);
         let train_logits = logits.select(0, p.train_idx.clone());
-        let train_acc = accuracy(
-            train_logits.clone(),
-            &p.train_labels,
-            &arange(p.train_labels.dims()[0], &p.x.device()),
-        );
+        let train_acc = fraction_right(train_logits.clone(), p.train_labels.clone());
         let ce = loss_fn.forward(train_logits, p.train_labels.clone());
         let train_loss = ce.clone().into_scalar::<f64>();
         let loss = ce + model.decayed() * (setup.weight_decay / 2.0);
@@ -299,10 +300,6 @@ pub fn train_seed<M: NodeClassifier>(
         seconds: start.elapsed().as_secs_f64(),
     };
     (kept_model, result, rows)
-}
-
-fn arange(n: usize, device: &Device) -> Tensor<1, Int> {
-    Tensor::arange(0..n as i64, device)
 }
 
 /// Mean and (population) standard deviation.
