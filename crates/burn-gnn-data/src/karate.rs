@@ -86,14 +86,8 @@ impl KarateClub {
     /// # Errors
     /// None in practice (the embedded graph is valid); typed for uniformity with other datasets.
     pub fn graph(&self, device: &Device) -> Result<GraphsTuple, DataError> {
-        let ints =
-            |v: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), device);
-        let x = Tensor::<2>::eye(Self::NUM_NODES, device);
-        Ok(
-            GraphsTuple::builder(ints(&self.senders), ints(&self.receivers))
-                .nodes(x)
-                .build()?,
-        )
+        let g = GraphsTuple::from_coo(&self.senders, &self.receivers, Self::NUM_NODES, device)?;
+        Ok(g.with_nodes(Tensor::<2>::eye(Self::NUM_NODES, device))?)
     }
 
     /// Community labels, `[34]` Int.

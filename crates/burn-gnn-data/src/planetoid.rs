@@ -308,17 +308,12 @@ impl Planetoid {
     /// # Errors
     /// None for a loaded dataset; the builder's checks run anyway.
     pub fn graph(&self, device: &Device) -> Result<GraphsTuple, DataError> {
-        let ints =
-            |v: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), device);
         let x = Tensor::<2>::from_data(
             TensorData::new(self.features.clone(), [self.num_nodes, self.num_features]),
             device,
         );
-        Ok(
-            GraphsTuple::builder(ints(&self.senders), ints(&self.receivers))
-                .nodes(x)
-                .build()?,
-        )
+        let g = GraphsTuple::from_coo(&self.senders, &self.receivers, self.num_nodes, device)?;
+        Ok(g.with_nodes(x)?)
     }
 
     /// Labels, `[num_nodes]` Int.

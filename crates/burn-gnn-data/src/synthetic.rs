@@ -6,7 +6,7 @@
 //! nodes + edges: the `G(n, p)` samplers skip over absent pairs with geometric jumps
 //! (Batagelj & Brandes, 2005) instead of visiting all `n²` pairs.
 
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{Device, Tensor, TensorData};
 use burn_gnn_graph::GraphsTuple;
 
 use crate::DataError;
@@ -83,14 +83,11 @@ impl SyntheticGraph {
     /// # Errors
     /// `x` with a row count other than `num_nodes` ([`DataError::Graph`]).
     pub fn graph(&self, x: Option<Tensor<2>>, device: &Device) -> Result<GraphsTuple, DataError> {
-        let ints =
-            |v: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), device);
-        let builder = GraphsTuple::builder(ints(&self.senders), ints(&self.receivers));
-        let builder = match x {
-            Some(x) => builder.nodes(x),
-            None => builder.num_nodes(self.num_nodes),
-        };
-        Ok(builder.build()?)
+        let g = GraphsTuple::from_coo(&self.senders, &self.receivers, self.num_nodes, device)?;
+        Ok(match x {
+            Some(x) => g.with_nodes(x)?,
+            None => g,
+        })
     }
 
     fn from_pairs(num_nodes: usize, mut pairs: Vec<(u64, u64)>, undirected: bool) -> Self {
