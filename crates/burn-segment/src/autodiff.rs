@@ -94,6 +94,7 @@ impl<B: Backend> Backward<B, 1> for ExtremeBackward {
 
 /// `y * (grad_out - segment_sum(grad_out * y)[ids])`.
 #[derive(Debug)]
+// ANCHOR: autodiff_softmax_backward
 struct SoftmaxBackward;
 
 impl<B: SegmentBackend> Backward<B, 1> for SoftmaxBackward {
@@ -107,6 +108,7 @@ impl<B: SegmentBackend> Backward<B, 1> for SoftmaxBackward {
         });
     }
 }
+// ANCHOR_END: autodiff_softmax_backward
 
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
     fn segment_reduce(
@@ -167,6 +169,7 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         }
     }
 
+    // ANCHOR: autodiff_softmax
     fn segment_softmax(
         data: FloatTensor<Self>,
         segment_ids: IntTensor<Self>,
@@ -181,6 +184,7 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
             OpsKind::UnTracked(prep) => prep.finish(B::segment_softmax(data, segment_ids, num_segments)),
         }
     }
+    // ANCHOR_END: autodiff_softmax
 
     fn int_segment_reduce(
         data: IntTensor<Self>,

@@ -69,6 +69,7 @@ pub trait SegmentBackend: Backend {
         composite::float_extreme::<Self>(data, segment_ids, num_segments, extreme)
     }
 
+    // ANCHOR: trait_softmax
     /// Softmax over the rows of each segment, `[E, ...] -> [E, ...]`.
     #[fusion(default)]
     fn segment_softmax(
@@ -78,6 +79,7 @@ pub trait SegmentBackend: Backend {
     ) -> FloatTensor<Self> {
         composite::softmax::<Self>(data, segment_ids, num_segments)
     }
+    // ANCHOR_END: trait_softmax
 
     /// Sum, product, max or min of each segment's integer rows (wrapping arithmetic).
     #[fusion(default)]

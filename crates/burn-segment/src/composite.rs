@@ -203,6 +203,7 @@ pub fn float_extreme<B: Backend>(
     (float_head::<B>(full, n), arg_of_hits::<B>(hit, ids, &shape, n))
 }
 
+// ANCHOR: composite_softmax
 /// Composite default of [`SegmentBackend::segment_softmax`](crate::SegmentBackend::segment_softmax).
 pub fn softmax<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>, n: usize) -> FloatTensor<B> {
     if n == 0 || data.shape()[0] == 0 {
@@ -218,6 +219,7 @@ pub fn softmax<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>, n: usize) ->
     let sum = float_add_mul_full::<B>(exp.clone(), ids.clone(), n, SegmentReduction::Sum);
     B::float_div(exp, B::float_select(sum, 0, ids))
 }
+// ANCHOR_END: composite_softmax
 
 /// Composite default of [`SegmentBackend::int_segment_reduce`](crate::SegmentBackend::int_segment_reduce).
 pub fn int_reduce<B: Backend>(

@@ -112,6 +112,7 @@ pub fn segment_logsumexp_reference(data: &[f64], d: usize, ids: &[i64], n: usize
     })
 }
 
+// ANCHOR: reference_softmax
 /// Reference of `segment_softmax`: `[E, d]`; NaN for a column holding NaN or `+inf`, or only
 /// `-inf`.
 pub fn segment_softmax_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
@@ -129,6 +130,7 @@ pub fn segment_softmax_reference(data: &[f64], d: usize, ids: &[i64], n: usize) 
     }
     out
 }
+// ANCHOR_END: reference_softmax
 
 /// Reference of `segment_normalize`: `(x - mean) / sqrt(var + eps)`, `[E, d]`.
 pub fn segment_normalize_reference(data: &[f64], d: usize, ids: &[i64], n: usize, eps: f64) -> Vec<f64> {

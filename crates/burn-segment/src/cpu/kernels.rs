@@ -502,6 +502,7 @@ impl<T> RowsPtr<T> {
     }
 }
 
+// ANCHOR: kernel_softmax
 /// Softmax of each segment's rows, column-wise, shifted by the segment maximum.
 ///
 /// A column holding NaN or `+inf`, or only `-inf`, gives NaN in all its rows (as `softmax` does
@@ -557,6 +558,8 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
     );
     out
 }
+// ANCHOR_END: kernel_softmax
+
 
 /// Number of rows in each segment.
 pub fn count<I: IdElem>(plan: &CsrPlan) -> Vec<I> {

@@ -210,6 +210,7 @@ macro_rules! impl_cpu_backend {
                 }
                 self::extreme(data, segment_ids, num_segments, extreme)
             }
+            // ANCHOR: cpu_softmax
             fn segment_softmax(
                 data: FloatTensor<Self>,
                 segment_ids: IntTensor<Self>,
@@ -220,6 +221,7 @@ macro_rules! impl_cpu_backend {
                 }
                 softmax(data, segment_ids, num_segments)
             }
+            // ANCHOR_END: cpu_softmax
             fn int_segment_reduce(
                 data: IntTensor<Self>,
                 segment_ids: IntTensor<Self>,
