@@ -98,9 +98,7 @@ fn main() {
         })
         .collect();
     // A seeded shuffle, then 450 / 150.
-    for i in (1..graphs.len()).rev() {
-        graphs.swap(i, rng.below(i as u64 + 1) as usize);
-    }
+    rng.shuffle(&mut graphs);
     let test = graphs.split_off(450);
     let edges: usize = graphs
         .iter()
@@ -155,9 +153,7 @@ fn main() {
             );
         }
         // A new order each epoch (seeded).
-        for i in (1..graphs.len()).rev() {
-            graphs.swap(i, rng.below(i as u64 + 1) as usize);
-        }
+        rng.shuffle(&mut graphs);
     }
     let eval = model.valid();
     let pred: Vec<i64> = eval

@@ -10,6 +10,8 @@
 //! Prints each seed's accuracy on the 30 unlabelled members, and, for the first seed, the 2-D
 //! embedding the GCN learned for each member (the communities separate in it).
 
+mod common;
+
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig};
@@ -136,8 +138,7 @@ fn main() {
             }
         }
     }
-    let mean = accs.iter().sum::<f64>() / accs.len() as f64;
-    let std = (accs.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / accs.len() as f64).sqrt();
+    let (mean, std) = common::mean_std(&accs);
     // The majority community among the unlabelled members is the chance baseline.
     let majority = (0..KarateClub::NUM_CLASSES as i64)
         .map(|c| {

@@ -47,6 +47,13 @@ impl SplitMix64 {
         }
     }
 
+    /// Shuffles `items` in place (Fisher–Yates), uniformly over permutations.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
+
     /// A standard normal sample (Box–Muller).
     pub fn normal(&mut self) -> f64 {
         let u = 1.0 - self.next_f64(); // (0, 1]

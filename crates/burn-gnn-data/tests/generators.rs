@@ -82,6 +82,14 @@ fn splitmix64_is_the_published_stream() {
             9817491932198370423
         ]
     );
+    let mut items: Vec<u32> = (0..50).collect();
+    SplitMix64::new(3).shuffle(&mut items);
+    let mut again: Vec<u32> = (0..50).collect();
+    SplitMix64::new(3).shuffle(&mut again);
+    assert_eq!(items, again, "seeded");
+    assert_ne!(items, (0..50).collect::<Vec<_>>());
+    items.sort_unstable();
+    assert_eq!(items, (0..50).collect::<Vec<_>>(), "a permutation");
     let mut r = SplitMix64::new(9);
     let mut counts = [0usize; 7];
     (0..70_000).for_each(|_| counts[r.below(7) as usize] += 1);
