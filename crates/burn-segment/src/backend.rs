@@ -5,7 +5,29 @@ use burn::backend::{
     tensor::{FloatTensor, IntTensor},
 };
 
+use burn::tensor::Shape;
+
 use crate::composite;
+
+/// `shape` with dim 0 replaced by `num_segments`: the output shape of a reduction (also what
+/// `Fusion` records before the kernel runs).
+pub(crate) fn rows_shape(shape: &Shape, num_segments: usize) -> Shape {
+    let mut dims = shape.as_slice().to_vec();
+    dims[0] = num_segments;
+    Shape::from(dims)
+}
+
+/// What `Fusion` records for `segment_extreme`: values like the data, arguments like the ids.
+#[cfg(feature = "wgpu")]
+fn extreme_specs(
+    data: &burn::backend::fusion::custom::TensorSpec,
+    segment_ids: &burn::backend::fusion::custom::TensorSpec,
+    num_segments: usize,
+) -> (burn::backend::fusion::custom::TensorSpec, burn::backend::fusion::custom::TensorSpec) {
+    use burn::backend::fusion::custom::TensorSpec;
+    let shape = rows_shape(&data.shape, num_segments);
+    (TensorSpec::new(shape.clone(), data.dtype), TensorSpec::new(shape, segment_ids.dtype))
+}
 
 /// A reduction that combines a segment's rows into one row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,7 +69,7 @@ pub enum SegmentExtreme {
 )]
 pub trait SegmentBackend: Backend {
     /// Sum, product, max or min of each segment's float rows (values only).
-    #[fusion(default)]
+    #[fusion(dtype = data, shape = rows_shape(data, *num_segments))]
     fn segment_reduce(
         data: FloatTensor<Self>,
         segment_ids: IntTensor<Self>,
@@ -59,7 +81,7 @@ pub trait SegmentBackend: Backend {
 
     /// Max or min of each segment's float rows, with the row index attaining it (in the ids'
     /// dtype; -1 for empty segments, the smallest index on ties, the first NaN if any).
-    #[fusion(default)]
+    #[fusion(meta = |data, segment_ids, num_segments, _extreme| extreme_specs(data, segment_ids, *num_segments))]
     fn segment_extreme(
         data: FloatTensor<Self>,
         segment_ids: IntTensor<Self>,
@@ -71,7 +93,7 @@ pub trait SegmentBackend: Backend {
 
     // ANCHOR: trait_softmax
     /// Softmax over the rows of each segment, `[E, ...] -> [E, ...]`.
-    #[fusion(default)]
+    #[fusion(dtype = data, shape = data)]
     fn segment_softmax(
         data: FloatTensor<Self>,
         segment_ids: IntTensor<Self>,
@@ -82,7 +104,7 @@ pub trait SegmentBackend: Backend {
     // ANCHOR_END: trait_softmax
 
     /// Sum, product, max or min of each segment's integer rows (wrapping arithmetic).
-    #[fusion(default)]
+    #[fusion(dtype = data, shape = rows_shape(data, *num_segments))]
     fn int_segment_reduce(
         data: IntTensor<Self>,
         segment_ids: IntTensor<Self>,
@@ -93,7 +115,7 @@ pub trait SegmentBackend: Backend {
     }
 
     /// Max or min of each segment's integer rows with the row index attaining it.
-    #[fusion(default)]
+    #[fusion(meta = |data, segment_ids, num_segments, _extreme| extreme_specs(data, segment_ids, *num_segments))]
     fn int_segment_extreme(
         data: IntTensor<Self>,
         segment_ids: IntTensor<Self>,
@@ -104,7 +126,7 @@ pub trait SegmentBackend: Backend {
     }
 
     /// Number of rows in each segment, `[N]` in the ids' dtype.
-    #[fusion(default)]
+    #[fusion(dtype = segment_ids, shape = Shape::new([*num_segments]))]
     fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
         composite::count::<Self>(segment_ids, num_segments)
     }

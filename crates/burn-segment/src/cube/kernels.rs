@@ -1,0 +1,496 @@
+//! The CubeCL kernels of the wgpu backend, all over flat row-major buffers: `data` is `[E, D]`,
+//! `ids` `[E]`, outputs `[N, D]` (softmax `[E, D]`).
+//!
+//! Every launch gets the one-element `flag` written by [`unsorted_flag`]: the CSR kernels run
+//! when it is 0 (sorted ids) and return at once otherwise, the atomic / column kernels the other
+//! way round. Both are launched, and the device picks; the host never reads the flag.
+//!
+//! Float max / min compare order-preserving `u32` keys of the f32 bits ([`key_of`]) rather than
+//! floats: WGSL has no float atomic max, and it lets implementations assume there are no NaNs
+//! and infinities in float comparisons, while integer comparisons of the bits are exact.
+
+use cubecl::prelude::*;
+
+/// Key of NaN when looking for a maximum: above every other key.
+pub const NAN_MAX_KEY: u32 = 0xffff_ffff;
+/// Key of NaN when looking for a minimum: below every other key.
+pub const NAN_MIN_KEY: u32 = 0;
+/// `key_of(-inf)`: the identity of max.
+pub const NEG_INF_KEY: u32 = 0x007f_ffff;
+/// `key_of(+inf)`: the identity of min.
+pub const POS_INF_KEY: u32 = 0xff80_0000;
+
+/// The order-preserving key of an f32: `a < b` ⇔ `key_of(a) < key_of(b)`; `-0.0` and `0.0`
+/// share a key; every NaN gets `nan_key`.
+#[cube]
+pub fn key_of(x: f32, nan_key: u32) -> u32 {
+    let mut bits = u32::reinterpret(x);
+    if bits == 0x8000_0000u32 {
+        bits = 0u32;
+    }
+    let mut key = bits | 0x8000_0000u32;
+    if bits >= 0x8000_0000u32 {
+        key = bits ^ 0xffff_ffffu32;
+    }
+    if (bits & 0x7fff_ffffu32) > 0x7f80_0000u32 {
+        key = nan_key;
+    }
+    key
+}
+
+/// The f32 of a key (inverse of [`key_of`]; NaN keys decode to a NaN).
+#[cube]
+pub fn value_of(key: u32) -> f32 {
+    let mut bits = key ^ 0xffff_ffffu32;
+    if key >= 0x8000_0000u32 {
+        bits = key & 0x7fff_ffffu32;
+    }
+    f32::reinterpret(bits)
+}
+
+/// Whether `id` names one of the `n` segments (other rows are dropped).
+#[cube]
+fn in_range<I: Int>(id: I, n: usize) -> bool {
+    let lo = id >= I::new(0);
+    let hi = id < I::cast_from(n);
+    lo && hi
+}
+
+/// `flag[0] = 1` when some `ids[i] > ids[i + 1]`.
+#[cube(launch)]
+pub fn unsorted_flag<I: Int>(
+    ids: &Tensor<I>,
+    flag: &mut Tensor<Atomic<u32>>,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS + 1 >= ids.shape(0) {
+        terminate!();
+    }
+    if ids[ABSOLUTE_POS] > ids[ABSOLUTE_POS + 1] {
+        flag[0].store(1u32);
+    }
+}
+
+/// `offsets[s]` = first row whose id is ≥ `s`, for `s` in `0..=n` (sorted ids only).
+#[cube(launch)]
+pub fn csr_offsets<I: Int>(
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    offsets: &mut Tensor<u32>,
+    n: usize,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS > n {
+        terminate!();
+    }
+    if flag[0] != 0u32 {
+        terminate!();
+    }
+    let target = I::cast_from(ABSOLUTE_POS);
+    let mut lo = 0usize;
+    let mut hi = ids.shape(0);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if ids[mid] < target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    offsets[ABSOLUTE_POS] = u32::cast_from(lo);
+}
+
+/// Sorted ids: one unit per output element folds its segment's rows in row order.
+#[cube(launch)]
+pub fn csr_sum_prod<T: Numeric>(
+    data: &Tensor<T>,
+    offsets: &Tensor<u32>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<T>,
+    d: usize,
+    #[comptime] prod: bool,
+    #[define(T)] _t: ElemType,
+) {
+    if ABSOLUTE_POS >= out.len() || flag[0] != 0u32 {
+        terminate!();
+    }
+    let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
+    let (start, end) = (
+        usize::cast_from(offsets[s]),
+        usize::cast_from(offsets[s + 1]),
+    );
+    let mut acc = T::from_int(0);
+    if prod {
+        acc = T::from_int(1);
+    }
+    for e in start..end {
+        if prod {
+            acc = acc * data[e * d + c];
+        } else {
+            acc = acc + data[e * d + c];
+        }
+    }
+    out[ABSOLUTE_POS] = acc;
+}
+
+/// Unsorted ids, integer data or no float atomics: one unit per column walks every row in order
+/// (deterministic; `out` starts at the identity).
+#[cube(launch)]
+pub fn column_sum_prod<T: Numeric, I: Int>(
+    data: &Tensor<T>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<T>,
+    n: usize,
+    d: usize,
+    #[comptime] prod: bool,
+    #[define(T, I)] _t: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= d || flag[0] == 0u32 {
+        terminate!();
+    }
+    for e in 0..ids.shape(0) {
+        let id = ids[e];
+        if in_range::<I>(id, n) {
+            let o = usize::cast_from(id) * d + ABSOLUTE_POS;
+            if prod {
+                out[o] = out[o] * data[e * d + ABSOLUTE_POS];
+            } else {
+                out[o] = out[o] + data[e * d + ABSOLUTE_POS];
+            }
+        }
+    }
+}
+
+/// Unsorted ids: one atomic add per element (`out` starts at 0).
+#[cube(launch)]
+pub fn atomic_sum<T: Numeric, I: Int>(
+    data: &Tensor<T>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<Atomic<T>>,
+    n: usize,
+    d: usize,
+    #[define(T, I)] _t: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let id = ids[ABSOLUTE_POS / d];
+    if in_range::<I>(id, n) {
+        out[usize::cast_from(id) * d + ABSOLUTE_POS % d].fetch_add(data[ABSOLUTE_POS]);
+    }
+}
+
+/// Sorted ids, f32 data: max / min by key, with the first row attaining it (-1 when empty).
+#[cube(launch)]
+pub fn csr_extreme_f32<A: Int>(
+    data: &Tensor<f32>,
+    offsets: &Tensor<u32>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<f32>,
+    arg: &mut Tensor<A>,
+    d: usize,
+    #[comptime] max: bool,
+    #[define(A)] _a: ElemType,
+) {
+    if ABSOLUTE_POS >= out.len() || flag[0] != 0u32 {
+        terminate!();
+    }
+    let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
+    let (start, end) = (
+        usize::cast_from(offsets[s]),
+        usize::cast_from(offsets[s + 1]),
+    );
+    // Literals, not the consts: the cube macro needs them to initialise mutable variables.
+    let mut best = 0xff80_0000u32;
+    let mut nan_key = 0u32;
+    if max {
+        best = 0x007f_ffffu32;
+        nan_key = 0xffff_ffffu32;
+    }
+    let mut best_row = A::new(-1);
+    for e in start..end {
+        let k = key_of(data[e * d + c], nan_key);
+        let mut better = k < best;
+        if max {
+            better = k > best;
+        }
+        if better || e == start {
+            best = k;
+            best_row = A::cast_from(e);
+        }
+    }
+    out[ABSOLUTE_POS] = value_of(best);
+    arg[ABSOLUTE_POS] = best_row;
+}
+
+/// Sorted ids, integer data: max / min with the first row attaining it.
+#[cube(launch)]
+pub fn csr_extreme_int<T: Int, A: Int>(
+    data: &Tensor<T>,
+    offsets: &Tensor<u32>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<T>,
+    arg: &mut Tensor<A>,
+    d: usize,
+    #[comptime] max: bool,
+    #[define(T, A)] _t: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= out.len() || flag[0] != 0u32 {
+        terminate!();
+    }
+    let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
+    let (start, end) = (
+        usize::cast_from(offsets[s]),
+        usize::cast_from(offsets[s + 1]),
+    );
+    let mut best = T::max_value();
+    if max {
+        best = T::min_value();
+    }
+    let mut best_row = A::new(-1);
+    for e in start..end {
+        let x = data[e * d + c];
+        let mut better = x < best;
+        if max {
+            better = x > best;
+        }
+        if better || e == start {
+            best = x;
+            best_row = A::cast_from(e);
+        }
+    }
+    out[ABSOLUTE_POS] = best;
+    arg[ABSOLUTE_POS] = best_row;
+}
+
+/// Unsorted ids, f32 data: atomic max / min of the keys (`keys` starts at the identity key).
+#[cube(launch)]
+pub fn atomic_key_extreme<I: Int>(
+    data: &Tensor<f32>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    keys: &mut Tensor<Atomic<u32>>,
+    n: usize,
+    d: usize,
+    #[comptime] max: bool,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let id = ids[ABSOLUTE_POS / d];
+    if in_range::<I>(id, n) {
+        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
+        if max {
+            keys[o].fetch_max(key_of(data[ABSOLUTE_POS], NAN_MAX_KEY));
+        } else {
+            keys[o].fetch_min(key_of(data[ABSOLUTE_POS], NAN_MIN_KEY));
+        }
+    }
+}
+
+/// Unsorted ids, integer data: atomic max / min (`out` starts at the identity).
+#[cube(launch)]
+pub fn atomic_int_extreme<T: Int, I: Int>(
+    data: &Tensor<T>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<Atomic<T>>,
+    n: usize,
+    d: usize,
+    #[comptime] max: bool,
+    #[define(T, I)] _t: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let id = ids[ABSOLUTE_POS / d];
+    if in_range::<I>(id, n) {
+        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
+        if max {
+            out[o].fetch_max(data[ABSOLUTE_POS]);
+        } else {
+            out[o].fetch_min(data[ABSOLUTE_POS]);
+        }
+    }
+}
+
+/// Unsorted ids, f32 data: the smallest row whose key equals its segment's extreme key
+/// (`rows` starts at `u32::MAX`).
+#[cube(launch)]
+pub fn atomic_arg_f32<I: Int>(
+    data: &Tensor<f32>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    keys: &Tensor<u32>,
+    rows: &mut Tensor<Atomic<u32>>,
+    n: usize,
+    d: usize,
+    #[comptime] max: bool,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let row = ABSOLUTE_POS / d;
+    let id = ids[row];
+    if in_range::<I>(id, n) {
+        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
+        let mut nan_key = 0u32;
+        if max {
+            nan_key = 0xffff_ffffu32;
+        }
+        if key_of(data[ABSOLUTE_POS], nan_key) == keys[o] {
+            rows[o].fetch_min(u32::cast_from(row));
+        }
+    }
+}
+
+/// Unsorted ids, integer data: the smallest row whose value equals its segment's extreme.
+#[cube(launch)]
+pub fn atomic_arg_int<T: Int, I: Int>(
+    data: &Tensor<T>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    best: &Tensor<T>,
+    rows: &mut Tensor<Atomic<u32>>,
+    n: usize,
+    d: usize,
+    #[define(T, I)] _t: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let row = ABSOLUTE_POS / d;
+    let id = ids[row];
+    if in_range::<I>(id, n) {
+        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
+        if data[ABSOLUTE_POS] == best[o] {
+            rows[o].fetch_min(u32::cast_from(row));
+        }
+    }
+}
+
+/// Unsorted ids: decodes f32 keys into `out`.
+#[cube(launch)]
+pub fn finish_keys(keys: &Tensor<u32>, flag: &Tensor<u32>, out: &mut Tensor<f32>) {
+    if ABSOLUTE_POS >= out.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    out[ABSOLUTE_POS] = value_of(keys[ABSOLUTE_POS]);
+}
+
+/// Unsorted ids: rows in the ids' dtype, `u32::MAX` (no row) as -1.
+#[cube(launch)]
+pub fn finish_rows<A: Int>(
+    rows: &Tensor<u32>,
+    flag: &Tensor<u32>,
+    arg: &mut Tensor<A>,
+    #[define(A)] _a: ElemType,
+) {
+    if ABSOLUTE_POS >= arg.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let r = rows[ABSOLUTE_POS];
+    let mut a = A::new(-1);
+    if r != 0xffff_ffffu32 {
+        a = A::cast_from(r);
+    }
+    arg[ABSOLUTE_POS] = a;
+}
+
+/// Sorted ids: softmax of one (segment, column), three passes over its rows.
+#[cube(launch)]
+pub fn csr_softmax(
+    data: &Tensor<f32>,
+    offsets: &Tensor<u32>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<f32>,
+    n: usize,
+    d: usize,
+) {
+    if ABSOLUTE_POS >= n * d || flag[0] != 0u32 {
+        terminate!();
+    }
+    let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
+    let (start, end) = (
+        usize::cast_from(offsets[s]),
+        usize::cast_from(offsets[s + 1]),
+    );
+    let mut best = 0x007f_ffffu32;
+    for e in start..end {
+        let k = key_of(data[e * d + c], NAN_MAX_KEY);
+        if k > best {
+            best = k;
+        }
+    }
+    let m = value_of(best);
+    let mut total = 0.0f32;
+    for e in start..end {
+        total = total + (data[e * d + c] - m).exp();
+    }
+    for e in start..end {
+        out[e * d + c] = (data[e * d + c] - m).exp() / total;
+    }
+}
+
+/// Unsorted ids, softmax step 2: `out = exp(x - max)` (0 for dropped rows).
+#[cube(launch)]
+pub fn softmax_exp<I: Int>(
+    data: &Tensor<f32>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    keys: &Tensor<u32>,
+    out: &mut Tensor<f32>,
+    n: usize,
+    d: usize,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let id = ids[ABSOLUTE_POS / d];
+    if in_range::<I>(id, n) {
+        let m = value_of(keys[usize::cast_from(id) * d + ABSOLUTE_POS % d]);
+        out[ABSOLUTE_POS] = (data[ABSOLUTE_POS] - m).exp();
+    }
+}
+
+/// Unsorted ids, softmax step 4: `out /= sum` of the row's segment.
+#[cube(launch)]
+pub fn softmax_div<I: Int>(
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    sums: &Tensor<f32>,
+    out: &mut Tensor<f32>,
+    n: usize,
+    d: usize,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS >= out.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let id = ids[ABSOLUTE_POS / d];
+    if in_range::<I>(id, n) {
+        out[ABSOLUTE_POS] = out[ABSOLUTE_POS] / sums[usize::cast_from(id) * d + ABSOLUTE_POS % d];
+    }
+}
+
+/// Number of rows per segment (integer atomics: exact and order-independent).
+#[cube(launch)]
+pub fn count<I: Int>(
+    ids: &Tensor<I>,
+    counts: &mut Tensor<Atomic<i32>>,
+    n: usize,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS >= ids.shape(0) {
+        terminate!();
+    }
+    let id = ids[ABSOLUTE_POS];
+    if in_range::<I>(id, n) {
+        counts[usize::cast_from(id)].fetch_add(1i32);
+    }
+}
