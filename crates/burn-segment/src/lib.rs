@@ -84,6 +84,9 @@ pub mod reference;
 mod validate;
 
 pub use api::*;
+#[cfg(feature = "wgpu")]
+#[doc(hidden)]
+pub use cube::wgpu_kernel_calls;
 pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
 pub use partition::*;
 pub use validate::*;

@@ -21,6 +21,8 @@
 
 mod kernels;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use burn::backend::cubecl::{dtype_to_elem_type, dtype_to_storage_type};
 use burn::backend::ops::{FloatTensorOps, IntTensorOps};
 use burn::backend::{
@@ -33,6 +35,19 @@ use cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise, features::Atomic
 
 use crate::composite::{self, int_identity};
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
+
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many segment ops the wgpu kernels have executed in this process. Tests use it to prove
+/// that calls through `Fusion` reach the kernels rather than a composite default.
+#[doc(hidden)]
+pub fn wgpu_kernel_calls() -> usize {
+    CALLS.load(Ordering::Relaxed)
+}
+
+fn called() {
+    CALLS.fetch_add(1, Ordering::Relaxed);
+}
 
 /// Launch geometry for one unit per element of `units`.
 fn grid(t: &CubeTensor, units: usize) -> (CubeCount, CubeDim) {
@@ -165,6 +180,7 @@ fn fold_unsorted(
 
 /// Segment sum or product of f32 or i32 rows.
 fn sum_prod(data: CubeTensor, ids: CubeTensor, n: usize, prod: bool) -> CubeTensor {
+    called();
     let (e, d, out_shape) = dims(&data.shape(), n);
     let out = full(out_shape, if prod { 1.0 } else { 0.0 }, data.dtype, &data);
     if e == 0 || n == 0 || d == 0 {
@@ -196,6 +212,7 @@ fn extreme(
     n: usize,
     which: SegmentExtreme,
 ) -> (CubeTensor, CubeTensor) {
+    called();
     let max = which == SegmentExtreme::Max;
     let reduction = if max {
         SegmentReduction::Max
@@ -327,6 +344,7 @@ fn extreme(
 
 /// Segment softmax of f32 rows.
 fn softmax(data: CubeTensor, ids: CubeTensor, n: usize) -> CubeTensor {
+    called();
     let (e, d, seg_shape) = dims(&data.shape(), n);
     let out = full(data.shape(), 0.0, DType::F32, &data);
     if e == 0 || n == 0 || d == 0 {
@@ -379,6 +397,7 @@ fn softmax(data: CubeTensor, ids: CubeTensor, n: usize) -> CubeTensor {
 
 /// Number of rows per segment, in the ids' dtype.
 fn count(ids: CubeTensor, n: usize) -> CubeTensor {
+    called();
     let e = ids.meta.shape()[0];
     let counts = full(Shape::new([n]), 0.0, DType::I32, &ids);
     if e > 0 && n > 0 {

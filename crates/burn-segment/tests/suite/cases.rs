@@ -94,19 +94,6 @@ fn out_of_range_ids_panic_on_cpu_naming_the_id() {
 }
 
 #[test]
-fn composite_path_drops_rows_with_out_of_range_ids() {
-    let t = targets().into_iter().find(|t| t.path == Path::Composite).unwrap();
-    let data = [1.0, 2.0, 4.0, 8.0];
-    let seg = [0i64, 7, 1, -2];
-    let x = f32s(&data, [4, 1], &t.device);
-    let sum = read(reduce(&t, x.clone(), ids(&seg, &t.device, false), 2, SegmentReduction::Sum));
-    assert_eq!(sum, vec![1.0, 4.0]);
-    let (max, arg) = extreme(&t, x, ids(&seg, &t.device, false), 2, SegmentExtreme::Max);
-    assert_eq!((read(max), read_int(arg)), (vec![1.0, 4.0], vec![0, 2]));
-    assert_eq!(read_int(count(&t, ids(&seg, &t.device, false), 2)), vec![1, 1]);
-}
-
-#[test]
 fn mismatched_lengths_panic_with_a_clear_message() {
     let device = burn::tensor::Device::flex();
     let err = catch_unwind(|| {

@@ -32,6 +32,12 @@ impl Target {
         !self.name.contains("wgpu") && self.device.supports_dtype(burn::tensor::DType::F64)
     }
 
+    /// Whether rows with out-of-range ids are dropped (the composite path and wgpu's kernels)
+    /// rather than rejected with a panic (the CPU kernels).
+    pub fn drops_bad_ids(&self) -> bool {
+        self.path == Path::Composite || self.name.contains("wgpu")
+    }
+
     pub fn is_autodiff(&self) -> bool {
         self.name.contains("autodiff")
     }
@@ -76,6 +82,10 @@ pub fn f32s<const D: usize>(values: &[f64], shape: [usize; D], device: &Device) 
 
 pub fn ints<const D: usize>(values: &[i64], shape: [usize; D], device: &Device, dtype: DType) -> Tensor<D, Int> {
     Tensor::from_data(TensorData::new(values.to_vec(), shape), (device, dtype))
+}
+
+pub fn ints_2d(values: &[i64], shape: [usize; 2], device: &Device) -> Tensor<2, Int> {
+    ints(values, shape, device, DType::I32)
 }
 
 pub fn ids(values: &[i64], device: &Device, i32_ids: bool) -> Tensor<1, Int> {

@@ -4,3 +4,4 @@ mod common;
 mod cases;
 mod gradients;
 mod properties;
+mod strategies;
