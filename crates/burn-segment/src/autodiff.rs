@@ -5,7 +5,7 @@
 //! and forward to the inner backend.
 
 use burn::backend::{
-    Backend, Scalar, TensorMetadata,
+    Scalar, TensorMetadata,
     autodiff::{
         Autodiff,
         checkpoint::{base::Checkpointer, strategy::CheckpointStrategy},
@@ -23,11 +23,11 @@ use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 #[derive(Debug)]
 struct SumBackward;
 
-impl<B: Backend> Backward<B, 1> for SumBackward {
+impl<B: SegmentBackend> Backward<B, 1> for SumBackward {
     type State = IntTensor<B>;
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let ids = ops.state;
-        unary::<B, _>(ops.parents, ops.node, grads, |g| B::float_select(g, 0, ids));
+        unary::<B, _>(ops.parents, ops.node, grads, |g| B::segment_gather(g, ids));
     }
 }
 
@@ -47,8 +47,8 @@ impl<B: SegmentBackend> Backward<B, 1> for ProdBackward {
             let zeros_per_segment = B::segment_reduce(zeros, ids.clone(), n, SegmentReduction::Sum);
             let nonzero = B::float_mask_fill(x.clone(), is_zero.clone(), Scalar::Float(1.0));
             let prod_nonzero = B::segment_reduce(nonzero, ids.clone(), n, SegmentReduction::Prod);
-            let z = B::float_select(zeros_per_segment, 0, ids.clone());
-            let p = B::float_select(prod_nonzero, 0, ids.clone());
+            let z = B::segment_gather(zeros_per_segment, ids.clone());
+            let p = B::segment_gather(prod_nonzero, ids.clone());
             // x_i != 0: prod of the others is p / x_i if the segment has no zero, else 0.
             let others_nonzero = B::float_mask_fill(
                 B::float_div(p.clone(), x),
@@ -62,7 +62,7 @@ impl<B: SegmentBackend> Backward<B, 1> for ProdBackward {
                 Scalar::Float(0.0),
             );
             let others = B::float_mask_where(others_nonzero, is_zero, only_zero);
-            B::float_mul(B::float_select(g, 0, ids), others)
+            B::float_mul(B::segment_gather(g, ids), others)
         });
     }
 }
@@ -71,7 +71,7 @@ impl<B: SegmentBackend> Backward<B, 1> for ProdBackward {
 #[derive(Debug)]
 struct ExtremeBackward;
 
-impl<B: Backend> Backward<B, 1> for ExtremeBackward {
+impl<B: SegmentBackend> Backward<B, 1> for ExtremeBackward {
     type State = (IntTensor<B>, IntTensor<B>, Shape);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (arg, ids, shape) = ops.state;
@@ -84,8 +84,8 @@ impl<B: Backend> Backward<B, 1> for ExtremeBackward {
             dims[0] = e;
             let rows = B::int_reshape(B::int_arange(0..e as i64, &device, idt), Shape::from(dims));
             let rows = B::int_expand(rows, shape.clone());
-            let winner = B::int_equal(B::int_select(arg, 0, ids.clone()), rows, bd);
-            let g = B::float_select(g, 0, ids);
+            let winner = B::int_equal(B::int_segment_gather(arg, ids.clone()), rows, bd);
+            let g = B::segment_gather(g, ids);
             let zeros = B::float_zeros(shape, &device, g.dtype().into());
             B::float_mask_where(zeros, winner, g)
         });
@@ -104,13 +104,40 @@ impl<B: SegmentBackend> Backward<B, 1> for SoftmaxBackward {
         unary::<B, _>(ops.parents, ops.node, grads, |g| {
             let gy = B::float_mul(g, y.clone());
             let s = B::segment_reduce(gy.clone(), ids.clone(), n, SegmentReduction::Sum);
-            B::float_sub(gy, B::float_mul(y, B::float_select(s, 0, ids)))
+            B::float_sub(gy, B::float_mul(y, B::segment_gather(s, ids)))
         });
     }
 }
 // ANCHOR_END: autodiff_softmax_backward
 
+/// `segment_sum(grad_out, ids, N)`: the gradient of a gather.
+#[derive(Debug)]
+struct GatherBackward;
+
+impl<B: SegmentBackend> Backward<B, 1> for GatherBackward {
+    type State = (IntTensor<B>, usize);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (ids, n) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| B::segment_reduce(g, ids, n, SegmentReduction::Sum));
+    }
+}
+
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
+    fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
+        let (data, node) = data.into_parts();
+        match GatherBackward.prepare::<C>([node]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let n = data.shape()[0];
+                prep.finish((segment_ids.clone(), n), B::segment_gather(data, segment_ids))
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_gather(data, segment_ids)),
+        }
+    }
+
+    fn int_segment_gather(data: IntTensor<Self>, segment_ids: IntTensor<Self>) -> IntTensor<Self> {
+        B::int_segment_gather(data, segment_ids)
+    }
+
     fn segment_reduce(
         data: FloatTensor<Self>,
         segment_ids: IntTensor<Self>,

@@ -125,6 +125,21 @@ pub trait SegmentBackend: Backend {
         composite::int_extreme::<Self>(data, segment_ids, num_segments, extreme)
     }
 
+    /// Row `e` of the result is row `segment_ids[e]` of `data`: `[N, ...] -> [E, ...]`, the
+    /// adjoint of a segment sum, used by the backward passes to bring a segment's gradient back to
+    /// its rows. Rows with an out-of-range id panic on the CPU backends and are zero elsewhere
+    /// (never a read out of bounds).
+    #[fusion(dtype = data, shape = rows_shape(data, segment_ids[0]))]
+    fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
+        composite::gather::<Self>(data, segment_ids)
+    }
+
+    /// [`segment_gather`](SegmentBackend::segment_gather) of integer rows.
+    #[fusion(dtype = data, shape = rows_shape(data, segment_ids[0]))]
+    fn int_segment_gather(data: IntTensor<Self>, segment_ids: IntTensor<Self>) -> IntTensor<Self> {
+        composite::int_gather::<Self>(data, segment_ids)
+    }
+
     /// Number of rows in each segment, `[N]` in the ids' dtype.
     #[fusion(dtype = segment_ids, shape = Shape::new([*num_segments]))]
     fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {

@@ -282,3 +282,31 @@ pub fn count<B: Backend>(ids: IntTensor<B>, n: usize) -> IntTensor<B> {
     let ones = B::int_ones(Shape::from([e]), &device, idt);
     int_head::<B>(B::int_select_assign(init, 0, ids, ones, Op::Add), n)
 }
+
+/// Composite default of [`SegmentBackend::segment_gather`](crate::SegmentBackend::segment_gather):
+/// a select from `data` with a zero row appended, which out-of-range ids are redirected to.
+pub fn gather<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>) -> FloatTensor<B> {
+    let shape = data.shape();
+    let (n, e) = (shape[0], ids.shape()[0]);
+    let dtype: FloatDType = data.dtype().into();
+    if e == 0 {
+        // An empty index corrupts later results on wgpu through Fusion: never select with one.
+        return B::float_zeros(rows_shape(&shape, 0), &data.device(), dtype);
+    }
+    let pad = B::float_zeros(rows_shape(&shape, 1), &data.device(), dtype);
+    let padded = B::float_cat(vec![data, pad], 0);
+    B::float_select(padded, 0, safe_ids::<B>(ids, n))
+}
+
+/// Composite default of [`SegmentBackend::int_segment_gather`](crate::SegmentBackend::int_segment_gather).
+pub fn int_gather<B: Backend>(data: IntTensor<B>, ids: IntTensor<B>) -> IntTensor<B> {
+    let shape = data.shape();
+    let (n, e) = (shape[0], ids.shape()[0]);
+    let dtype: IntDType = data.dtype().into();
+    if e == 0 {
+        return B::int_zeros(rows_shape(&shape, 0), &data.device(), dtype);
+    }
+    let pad = B::int_zeros(rows_shape(&shape, 1), &data.device(), dtype);
+    let padded = B::int_cat(vec![data, pad], 0);
+    B::int_select(padded, 0, safe_ids::<B>(ids, n))
+}

@@ -183,6 +183,19 @@ pub(crate) fn count<T: CpuTensor>(ids: T, n: usize) -> T {
     }
 }
 
+/// Panics naming the first id outside `0..n` (the CPU contract for bad ids).
+fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
+    fn go<I: CpuElem + Into<i64>>(ids: &[I], n: usize) {
+        if let Some((pos, id)) = ids.iter().map(|&i| i.into()).enumerate().find(|&(_, i)| i < 0 || i >= n as i64) {
+            panic!("burn-segment: segment id {id} at position {pos} is out of range for num_segments = {n}");
+        }
+    }
+    match ids.dtype() {
+        DType::I32 => go(&ids.values::<i32>(), n),
+        _ => go(&ids.values::<i64>(), n),
+    }
+}
+
 /// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
 /// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
 macro_rules! impl_cpu_backend {
@@ -244,6 +257,14 @@ macro_rules! impl_cpu_backend {
                 }
                 self::extreme(data, segment_ids, num_segments, extreme)
             }
+            fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
+                check_gather_ids(&segment_ids, data.shape()[0]);
+                Self::float_select(data, 0, segment_ids)
+            }
+            fn int_segment_gather(data: IntTensor<Self>, segment_ids: IntTensor<Self>) -> IntTensor<Self> {
+                check_gather_ids(&segment_ids, data.shape()[0]);
+                Self::int_select(data, 0, segment_ids)
+            }
             fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
                 count(segment_ids, num_segments)
             }
@@ -252,6 +273,7 @@ macro_rules! impl_cpu_backend {
 }
 
 use crate::composite;
+use burn::backend::ops::{FloatTensorOps, IntTensorOps};
 use burn::backend::tensor::{FloatTensor, IntTensor};
 
 #[allow(deprecated)]

@@ -127,3 +127,41 @@ fn partitions() {
         seg::partition_max(x, p)
     });
 }
+
+#[test]
+fn rows_with_out_of_range_ids_get_no_gradient_where_they_are_dropped() {
+    let all_ids = [0i64, 5, 1, 0, -1, 1, 2, 3];
+    let n = 3;
+    let kept: Vec<usize> = (0..all_ids.len()).filter(|&e| (0..n as i64).contains(&all_ids[e])).collect();
+    let x_all = values()[..all_ids.len() * D].to_vec();
+    let x_kept: Vec<f64> = kept.iter().flat_map(|&e| x_all[e * D..(e + 1) * D].to_vec()).collect();
+    let ids_kept: Vec<i64> = kept.iter().map(|&e| all_ids[e]).collect();
+    type Op = fn(Tensor<2>, Tensor<1, Int>) -> Tensor<2>;
+    let ops: [(&str, Op); 7] = [
+        ("sum", |x, i| seg::segment_sum(x, i, 3)),
+        ("mean", |x, i| seg::segment_mean(x, i, 3)),
+        ("prod", |x, i| seg::segment_prod(x, i, 3)),
+        ("max", |x, i| seg::segment_max(x, i, 3)),
+        ("min", |x, i| seg::segment_min(x, i, 3)),
+        ("logsumexp", |x, i| seg::segment_logsumexp(x, i, 3)),
+        // Summed back per segment so that the loss does not see the dropped rows' positions.
+        ("softmax", |x, i| seg::segment_sum(seg::segment_softmax(x.clone(), i.clone(), 3) * x.detach(), i, 3)),
+    ];
+    for t in autodiff_targets().into_iter().filter(Target::drops_bad_ids) {
+        for (name, op) in ops {
+            let grad = |x0: &[f64], seg_ids: &[i64]| {
+                let x = f32s(x0, [seg_ids.len(), D], &t.device).require_grad();
+                let grads = loss(op(x.clone(), ids(seg_ids, &t.device, true))).backward();
+                read(x.grad(&grads).expect("a gradient"))
+            };
+            let (g_all, g_kept) = (grad(&x_all, &all_ids), grad(&x_kept, &ids_kept));
+            for e in 0..all_ids.len() {
+                let got = &g_all[e * D..(e + 1) * D];
+                match kept.iter().position(|&k| k == e) {
+                    Some(k) => assert_close(&format!("{} {name} row {e}", t.name), got, &g_kept[k * D..(k + 1) * D], 1e-5, 1e-6),
+                    None => assert_eq!(got, [0.0; D], "{} {name}: dropped row {e} got a gradient", t.name),
+                }
+            }
+        }
+    }
+}

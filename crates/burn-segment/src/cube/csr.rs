@@ -1,4 +1,4 @@
-//! The CubeCL kernels of the wgpu backend, all over flat row-major buffers: `data` is `[E, D]`,
+//! The CubeCL kernels shared by both strategies and those of the sorted (CSR) path, all over flat row-major buffers: `data` is `[E, D]`,
 //! `ids` `[E]`, outputs `[N, D]` (softmax `[E, D]`).
 //!
 //! Every launch gets the one-element `flag` written by [`unsorted_flag`]: the CSR kernels run
@@ -50,7 +50,7 @@ pub fn value_of(key: u32) -> f32 {
 
 /// Whether `id` names one of the `n` segments (other rows are dropped).
 #[cube]
-fn in_range<I: Int>(id: I, n: usize) -> bool {
+pub fn in_range<I: Int>(id: I, n: usize) -> bool {
     let lo = id >= I::new(0);
     let hi = id < I::cast_from(n);
     lo && hi
@@ -131,55 +131,6 @@ pub fn csr_sum_prod<T: Numeric>(
         }
     }
     out[ABSOLUTE_POS] = acc;
-}
-
-/// Unsorted ids, integer data or no float atomics: one unit per column walks every row in order
-/// (deterministic; `out` starts at the identity).
-#[cube(launch)]
-pub fn column_sum_prod<T: Numeric, I: Int>(
-    data: &Tensor<T>,
-    ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    out: &mut Tensor<T>,
-    n: usize,
-    d: usize,
-    #[comptime] prod: bool,
-    #[define(T, I)] _t: [ElemType; 2],
-) {
-    if ABSOLUTE_POS >= d || flag[0] == 0u32 {
-        terminate!();
-    }
-    for e in 0..ids.shape(0) {
-        let id = ids[e];
-        if in_range::<I>(id, n) {
-            let o = usize::cast_from(id) * d + ABSOLUTE_POS;
-            if prod {
-                out[o] = out[o] * data[e * d + ABSOLUTE_POS];
-            } else {
-                out[o] = out[o] + data[e * d + ABSOLUTE_POS];
-            }
-        }
-    }
-}
-
-/// Unsorted ids: one atomic add per element (`out` starts at 0).
-#[cube(launch)]
-pub fn atomic_sum<T: Numeric, I: Int>(
-    data: &Tensor<T>,
-    ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    out: &mut Tensor<Atomic<T>>,
-    n: usize,
-    d: usize,
-    #[define(T, I)] _t: [ElemType; 2],
-) {
-    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
-        out[usize::cast_from(id) * d + ABSOLUTE_POS % d].fetch_add(data[ABSOLUTE_POS]);
-    }
 }
 
 /// Sorted ids, f32 data: max / min by key, with the first row attaining it (-1 when empty).
@@ -265,142 +216,6 @@ pub fn csr_extreme_int<T: Int, A: Int>(
     arg[ABSOLUTE_POS] = best_row;
 }
 
-/// Unsorted ids, f32 data: atomic max / min of the keys (`keys` starts at the identity key).
-#[cube(launch)]
-pub fn atomic_key_extreme<I: Int>(
-    data: &Tensor<f32>,
-    ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    keys: &mut Tensor<Atomic<u32>>,
-    n: usize,
-    d: usize,
-    #[comptime] max: bool,
-    #[define(I)] _i: ElemType,
-) {
-    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
-        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
-        if max {
-            keys[o].fetch_max(key_of(data[ABSOLUTE_POS], NAN_MAX_KEY));
-        } else {
-            keys[o].fetch_min(key_of(data[ABSOLUTE_POS], NAN_MIN_KEY));
-        }
-    }
-}
-
-/// Unsorted ids, integer data: atomic max / min (`out` starts at the identity).
-#[cube(launch)]
-pub fn atomic_int_extreme<T: Int, I: Int>(
-    data: &Tensor<T>,
-    ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    out: &mut Tensor<Atomic<T>>,
-    n: usize,
-    d: usize,
-    #[comptime] max: bool,
-    #[define(T, I)] _t: [ElemType; 2],
-) {
-    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
-        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
-        if max {
-            out[o].fetch_max(data[ABSOLUTE_POS]);
-        } else {
-            out[o].fetch_min(data[ABSOLUTE_POS]);
-        }
-    }
-}
-
-/// Unsorted ids, f32 data: the smallest row whose key equals its segment's extreme key
-/// (`rows` starts at `u32::MAX`).
-#[cube(launch)]
-pub fn atomic_arg_f32<I: Int>(
-    data: &Tensor<f32>,
-    ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    keys: &Tensor<u32>,
-    rows: &mut Tensor<Atomic<u32>>,
-    n: usize,
-    d: usize,
-    #[comptime] max: bool,
-    #[define(I)] _i: ElemType,
-) {
-    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    let row = ABSOLUTE_POS / d;
-    let id = ids[row];
-    if in_range::<I>(id, n) {
-        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
-        let mut nan_key = 0u32;
-        if max {
-            nan_key = 0xffff_ffffu32;
-        }
-        if key_of(data[ABSOLUTE_POS], nan_key) == keys[o] {
-            rows[o].fetch_min(u32::cast_from(row));
-        }
-    }
-}
-
-/// Unsorted ids, integer data: the smallest row whose value equals its segment's extreme.
-#[cube(launch)]
-pub fn atomic_arg_int<T: Int, I: Int>(
-    data: &Tensor<T>,
-    ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    best: &Tensor<T>,
-    rows: &mut Tensor<Atomic<u32>>,
-    n: usize,
-    d: usize,
-    #[define(T, I)] _t: [ElemType; 2],
-) {
-    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    let row = ABSOLUTE_POS / d;
-    let id = ids[row];
-    if in_range::<I>(id, n) {
-        let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
-        if data[ABSOLUTE_POS] == best[o] {
-            rows[o].fetch_min(u32::cast_from(row));
-        }
-    }
-}
-
-/// Unsorted ids: decodes f32 keys into `out`.
-#[cube(launch)]
-pub fn finish_keys(keys: &Tensor<u32>, flag: &Tensor<u32>, out: &mut Tensor<f32>) {
-    if ABSOLUTE_POS >= out.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    out[ABSOLUTE_POS] = value_of(keys[ABSOLUTE_POS]);
-}
-
-/// Unsorted ids: rows in the ids' dtype, `u32::MAX` (no row) as -1.
-#[cube(launch)]
-pub fn finish_rows<A: Int>(
-    rows: &Tensor<u32>,
-    flag: &Tensor<u32>,
-    arg: &mut Tensor<A>,
-    #[define(A)] _a: ElemType,
-) {
-    if ABSOLUTE_POS >= arg.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    let r = rows[ABSOLUTE_POS];
-    let mut a = A::new(-1);
-    if r != 0xffff_ffffu32 {
-        a = A::cast_from(r);
-    }
-    arg[ABSOLUTE_POS] = a;
-}
-
 /// Sorted ids: softmax of one (segment, column), three passes over its rows.
 #[cube(launch)]
 pub fn csr_softmax(
@@ -436,61 +251,23 @@ pub fn csr_softmax(
     }
 }
 
-/// Unsorted ids, softmax step 2: `out = exp(x - max)` (0 for dropped rows).
+/// `out[e] = data[ids[e]]` row-wise, zero for rows whose id is out of range.
 #[cube(launch)]
-pub fn softmax_exp<I: Int>(
-    data: &Tensor<f32>,
+pub fn gather_rows<T: Numeric, I: Int>(
+    data: &Tensor<T>,
     ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    keys: &Tensor<u32>,
-    out: &mut Tensor<f32>,
+    out: &mut Tensor<T>,
     n: usize,
     d: usize,
-    #[define(I)] _i: ElemType,
+    #[define(T, I)] _t: [ElemType; 2],
 ) {
-    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+    if ABSOLUTE_POS >= out.len() {
         terminate!();
     }
     let id = ids[ABSOLUTE_POS / d];
+    let mut v = T::from_int(0);
     if in_range::<I>(id, n) {
-        let m = value_of(keys[usize::cast_from(id) * d + ABSOLUTE_POS % d]);
-        out[ABSOLUTE_POS] = (data[ABSOLUTE_POS] - m).exp();
+        v = data[usize::cast_from(id) * d + ABSOLUTE_POS % d];
     }
-}
-
-/// Unsorted ids, softmax step 4: `out /= sum` of the row's segment.
-#[cube(launch)]
-pub fn softmax_div<I: Int>(
-    ids: &Tensor<I>,
-    flag: &Tensor<u32>,
-    sums: &Tensor<f32>,
-    out: &mut Tensor<f32>,
-    n: usize,
-    d: usize,
-    #[define(I)] _i: ElemType,
-) {
-    if ABSOLUTE_POS >= out.len() || flag[0] == 0u32 {
-        terminate!();
-    }
-    let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
-        out[ABSOLUTE_POS] = out[ABSOLUTE_POS] / sums[usize::cast_from(id) * d + ABSOLUTE_POS % d];
-    }
-}
-
-/// Number of rows per segment (integer atomics: exact and order-independent).
-#[cube(launch)]
-pub fn count<I: Int>(
-    ids: &Tensor<I>,
-    counts: &mut Tensor<Atomic<i32>>,
-    n: usize,
-    #[define(I)] _i: ElemType,
-) {
-    if ABSOLUTE_POS >= ids.shape(0) {
-        terminate!();
-    }
-    let id = ids[ABSOLUTE_POS];
-    if in_range::<I>(id, n) {
-        counts[usize::cast_from(id)].fetch_add(1i32);
-    }
+    out[ABSOLUTE_POS] = v;
 }
