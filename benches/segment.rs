@@ -8,9 +8,17 @@
 //! - `segment/burn_select_assign_add/…` (D = 64, E ≤ 1e6): Burn's built-in scatter-add computing
 //!   the same sum, the baseline our kernel replaces.
 //!
+//! - `device_triad`: the same triad with Burn tensor ops on the bench device (on a GPU, the
+//!   baseline for the device's memory bandwidth; fused into one kernel by wgpu's Fusion).
+//!
 //! Divide a segment figure by the triad figure for the fraction of memory bandwidth.
 //! `SEGMENT_BENCH_MAX_E` (default 10000000) caps E; `SEGMENT_BENCH_BACKEND=ndarray` switches the
-//! backend.
+//! backend, and `SEGMENT_BENCH_BACKEND=wgpu` (build with `--features wgpu`) runs the same sizes
+//! on the wgpu kernels with i32 ids (wgpu's default int), waiting for the device after each call:
+//!
+//! ```text
+//! SEGMENT_BENCH_BACKEND=wgpu cargo bench --features wgpu --bench segment
+//! ```
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -28,8 +36,37 @@ fn device() -> Device {
     match std::env::var("SEGMENT_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]
         Ok("ndarray") => Device::ndarray(),
+        #[cfg(feature = "wgpu")]
+        Ok("wgpu") => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+        #[cfg(not(feature = "wgpu"))]
+        Ok("wgpu") => panic!("SEGMENT_BENCH_BACKEND=wgpu needs `--features wgpu`"),
+        Ok(other) if other != "flex" => panic!("unknown SEGMENT_BENCH_BACKEND {other:?} (flex, ndarray, wgpu)"),
         _ => Device::flex(),
     }
+}
+
+/// Waits for the device to finish the work queued so far (a no-op on the CPU backends).
+fn sync(device: &Device) {
+    device.sync().expect("the device finishes its work");
+}
+
+fn device_triad(c: &mut Criterion) {
+    let device = device();
+    let len = 16 << 20;
+    let b = Tensor::<1>::ones([len], (&device, DType::F32));
+    let cc = Tensor::<1>::ones([len], (&device, DType::F32)) * 2.0;
+    sync(&device);
+    let mut group = c.benchmark_group("device_triad");
+    group.throughput(Throughput::Bytes((3 * len * 4) as u64));
+    group.sample_size(10).measurement_time(Duration::from_secs(3));
+    group.bench_function("f32", |bench| {
+        bench.iter(|| {
+            let a = black_box(b.clone() + cc.clone() * 3.0);
+            sync(&device);
+            a
+        })
+    });
+    group.finish();
 }
 
 fn stream_triad(c: &mut Criterion) {
@@ -59,6 +96,8 @@ fn stream_triad(c: &mut Criterion) {
 fn segment_ops(c: &mut Criterion) {
     let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
     let device = device();
+    let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
+    let (id_dtype, id_bytes) = if wgpu { (DType::I32, 4) } else { (DType::I64, 8) };
     let mut group = c.benchmark_group("segment");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
     for e in [10_000usize, 100_000, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
@@ -71,29 +110,44 @@ fn segment_ops(c: &mut Criterion) {
             let values: Vec<f32> = (0..e * d).map(|_| (lcg(&mut state) % 1000) as f32 / 100.0).collect();
             let data = Tensor::<2>::from_data(TensorData::new(values, [e, d]), (&device, DType::F32));
             for (order, ids) in [("sorted", &sorted), ("random", &random)] {
-                let ids = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [e]), (&device, DType::I64));
-                let read = (e * d * 4 + e * 8) as u64;
+                let ids = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [e]), (&device, DType::I64))
+                    .cast(id_dtype);
+                let read = (e * d * 4 + e * id_bytes) as u64;
                 let id = |op: &str| BenchmarkId::new(format!("{op}/{order}"), format!("E={e},D={d}"));
                 group.throughput(Throughput::Bytes(read + (n * d * 4) as u64));
                 group.bench_function(id("sum"), |b| {
-                    b.iter(|| black_box(burn_segment::segment_sum(data.clone(), ids.clone(), n)))
+                    b.iter(|| {
+                        let out = black_box(burn_segment::segment_sum(data.clone(), ids.clone(), n));
+                        sync(&device);
+                        out
+                    })
                 });
                 if d == 64 && e <= 1_000_000 {
                     // Baseline: Burn's own scatter-add (`select_assign(Add)`), same bytes.
                     let zeros = Tensor::<2>::zeros([n, d], (&device, DType::F32));
                     group.bench_function(id("burn_select_assign_add"), |b| {
                         b.iter(|| {
-                            black_box(zeros.clone().select_assign(0, ids.clone(), data.clone(), IndexingUpdateOp::Add))
+                            let out = zeros.clone().select_assign(0, ids.clone(), data.clone(), IndexingUpdateOp::Add);
+                            sync(&device);
+                            black_box(out)
                         })
                     });
                 }
-                group.throughput(Throughput::Bytes(read + (n * d * 12) as u64)); // values + i64 args
+                group.throughput(Throughput::Bytes(read + (n * d * (4 + id_bytes)) as u64)); // values + args
                 group.bench_function(id("max"), |b| {
-                    b.iter(|| black_box(burn_segment::segment_max_with_indices(data.clone(), ids.clone(), n)))
+                    b.iter(|| {
+                        let out = black_box(burn_segment::segment_max_with_indices(data.clone(), ids.clone(), n));
+                        sync(&device);
+                        out
+                    })
                 });
                 group.throughput(Throughput::Bytes(read + (e * d * 4) as u64));
                 group.bench_function(id("softmax"), |b| {
-                    b.iter(|| black_box(burn_segment::segment_softmax(data.clone(), ids.clone(), n)))
+                    b.iter(|| {
+                        let out = black_box(burn_segment::segment_softmax(data.clone(), ids.clone(), n));
+                        sync(&device);
+                        out
+                    })
                 });
             }
         }
@@ -101,5 +155,5 @@ fn segment_ops(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, stream_triad, segment_ops);
+criterion_group!(benches, stream_triad, device_triad, segment_ops);
 criterion_main!(benches);
