@@ -4,8 +4,9 @@
 //! `segment_ids: [E]` into `[num_segments, ...]`: the aggregation step of every message-passing
 //! GNN (jraph's `segment_sum`, PyG's `scatter`). The ops are a backend extension
 //! ([`SegmentBackend`]) with a composite default built from Burn primitives, so every backend
-//! works; the CPU backends (NdArray, Flex) run hand-written deterministic rayon kernels and
-//! `Autodiff` has a hand-written backward for every op.
+//! works; the CPU backends (NdArray, Flex) run hand-written deterministic rayon kernels, wgpu
+//! (and every CubeCL runtime) runs hand-written CubeCL kernels, and `Autodiff` has a
+//! hand-written backward for every op.
 //!
 //! ```
 //! use burn::tensor::{Device, Int, Tensor};
@@ -52,23 +53,42 @@
 //! - **Dtypes.** Float data (f32, f64; other float dtypes take the composite path) for every op;
 //!   Int data for sum, prod, max, min, argmax, argmin (wrapping arithmetic); ids i32 or i64.
 //!   Arguments and counts come back in the ids' dtype.
-//! - **Bad ids.** Never undefined behaviour nor an out-of-bounds write. The CPU kernels panic
-//!   with a message naming the bad id and `num_segments`; the composite default (used by the
-//!   wgpu backend until it has its own kernels) drops rows with out-of-range ids.
+//! - **Bad ids.** Never undefined behaviour nor an access out of bounds, forward or backward.
+//!   The CPU kernels panic with a message naming the bad id and `num_segments`; the wgpu kernels
+//!   and the composite default drop rows with out-of-range ids (their softmax output is 0 on
+//!   wgpu, unspecified on the composite path, and their gradient is 0).
 //!   [`validate_segment_ids`] returns a typed [`SegmentError`] for callers who want a `Result`.
 //! - **Determinism.** CPU results are bitwise identical whatever the number of threads: each
 //!   segment is reduced by one task in the original row order, with no atomics. Sorted ids are
-//!   detected in the same O(E) pass that checks the ranges and skip the counting sort.
+//!   detected in the same O(E) pass that checks the ranges and skip the counting sort. On wgpu,
+//!   sorted ids take CSR kernels that also reduce in row order (sums bitwise equal to the CPU
+//!   kernels'); unsorted ids take atomics, where max, min, their arguments and counts are still
+//!   exact, but the last bits of a float sum (and of mean, softmax, logsumexp) may change from
+//!   run to run.
 //!
 //! # Backends
 //! `NdArray` and `Flex` use the kernels in [`cpu`] for f32, f64, i32 and i64 (other dtypes take
 //! the composite path); `Autodiff<B>` wraps any backend with the backward passes. With the `wgpu`
-//! feature, `Cube` (wgpu, through `Fusion`) runs the composite defaults in [`composite`] until
-//! its CubeCL kernels land.
+//! feature, `Cube` (wgpu, through `Fusion`, which records each op and runs the kernel lazily)
+//! uses CubeCL kernels for f32 and i32 data with i32 or i64 ids; other dtypes (f64, f16, i64
+//! data) take the composite defaults in [`composite`]. Each wgpu call runs a small kernel that
+//! flags unsorted ids and one that finds the segment offsets of sorted ids, then launches both
+//! strategies; the flag, read on the device, lets one of them work and the other return at once,
+//! so the host never waits:
+//!
+//! | | sorted ids | unsorted ids |
+//! |---|---|---|
+//! | sum, mean | one unit per output element, row order | float atomic add (or, without float atomics, one unit per column in row order) |
+//! | prod | as above | one unit per column, row order |
+//! | max, min, argmax, argmin | as above | integer atomic max/min on order-preserving keys of the f32 bits, then an atomic min over the rows attaining them |
+//! | softmax | three passes per (segment, column) | keys max, `exp(x - max)`, atomic sum, divide |
+//! | count | integer atomics | integer atomics |
 //!
 //! Backend-local behaviour: rows with out-of-range ids panic on the CPU backends and are dropped
-//! by the composite path; on wgpu use f32 (Burn 0.22's f64 `exp` on Mesa's lavapipe returns
-//! wrong values, which breaks f64 softmax there).
+//! on wgpu and by the composite path; float sums over unsorted ids are not bitwise repeatable on
+//! wgpu; max / min of `-0.0` and `0.0` give `0.0` on wgpu (one key for both; the argument is still
+//! the first of them); on wgpu use f32 (Burn 0.22's f64 `exp` on Mesa's lavapipe returns wrong
+//! values, which breaks f64 softmax there).
 #![warn(missing_docs)]
 #![allow(deprecated)] // burn::backend::NdArray is deprecated in favour of Flex; we support both.
 

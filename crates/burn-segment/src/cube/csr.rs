@@ -20,6 +20,7 @@ pub const NEG_INF_KEY: u32 = 0x007f_ffff;
 /// `key_of(+inf)`: the identity of min.
 pub const POS_INF_KEY: u32 = 0xff80_0000;
 
+// ANCHOR: key_of
 /// The order-preserving key of an f32: `a < b` ⇔ `key_of(a) < key_of(b)`; `-0.0` and `0.0`
 /// share a key; every NaN gets `nan_key`.
 #[cube]
@@ -37,6 +38,7 @@ pub fn key_of(x: f32, nan_key: u32) -> u32 {
     }
     key
 }
+// ANCHOR_END: key_of
 
 /// The f32 of a key (inverse of [`key_of`]; NaN keys decode to a NaN).
 #[cube]
@@ -216,6 +218,7 @@ pub fn csr_extreme_int<T: Int, A: Int>(
     arg[ABSOLUTE_POS] = best_row;
 }
 
+// ANCHOR: csr_softmax
 /// Sorted ids: softmax of one (segment, column), three passes over its rows.
 #[cube(launch)]
 pub fn csr_softmax(
@@ -250,6 +253,7 @@ pub fn csr_softmax(
         out[e * d + c] = (data[e * d + c] - m).exp() / total;
     }
 }
+// ANCHOR_END: csr_softmax
 
 /// `out[e] = data[ids[e]]` row-wise, zero for rows whose id is out of range.
 #[cube(launch)]

@@ -180,6 +180,7 @@ impl SegmentBackend for CubeBackend {
         extreme(data, ids, n, which)
     }
 
+    // ANCHOR: cube_softmax
     fn segment_softmax(
         data: FloatTensor<Self>,
         ids: IntTensor<Self>,
@@ -190,6 +191,7 @@ impl SegmentBackend for CubeBackend {
         }
         softmax(data, ids, n)
     }
+    // ANCHOR_END: cube_softmax
 
     fn int_segment_reduce(
         data: IntTensor<Self>,

@@ -226,6 +226,7 @@ pub(super) fn extreme(
     (out, arg)
 }
 
+// ANCHOR: cube_softmax_host
 /// Segment softmax of f32 rows.
 pub(super) fn softmax(data: CubeTensor, ids: CubeTensor, n: usize) -> CubeTensor {
     called();
@@ -278,6 +279,7 @@ pub(super) fn softmax(data: CubeTensor, ids: CubeTensor, n: usize) -> CubeTensor
     kernels::softmax_div::launch(&client, count, dim, i, f(), s, o, n, d, it);
     out
 }
+// ANCHOR_END: cube_softmax_host
 
 /// Number of rows per segment, in the ids' dtype.
 pub(super) fn count(ids: CubeTensor, n: usize) -> CubeTensor {

@@ -54,6 +54,7 @@ pub fn atomic_sum<T: Numeric, I: Int>(
     }
 }
 
+// ANCHOR: atomic_key_extreme
 /// Unsorted ids, f32 data: atomic max / min of the keys (`keys` starts at the identity key).
 #[cube(launch)]
 pub fn atomic_key_extreme<I: Int>(
@@ -79,6 +80,7 @@ pub fn atomic_key_extreme<I: Int>(
         }
     }
 }
+// ANCHOR_END: atomic_key_extreme
 
 /// Unsorted ids, integer data: atomic max / min (`out` starts at the identity).
 #[cube(launch)]
