@@ -127,9 +127,9 @@ pub fn csr_sum_prod<T: Numeric>(
     }
     for e in start..end {
         if prod {
-            acc = acc * data[e * d + c];
+            acc *= data[e * d + c];
         } else {
-            acc = acc + data[e * d + c];
+            acc += data[e * d + c];
         }
     }
     out[ABSOLUTE_POS] = acc;
@@ -247,7 +247,7 @@ pub fn csr_softmax(
     let m = value_of(best);
     let mut total = 0.0f32;
     for e in start..end {
-        total = total + (data[e * d + c] - m).exp();
+        total += (data[e * d + c] - m).exp();
     }
     for e in start..end {
         out[e * d + c] = (data[e * d + c] - m).exp() / total;

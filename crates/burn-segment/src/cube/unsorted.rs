@@ -26,9 +26,9 @@ pub fn column_sum_prod<T: Numeric, I: Int>(
         if in_range::<I>(id, n) {
             let o = usize::cast_from(id) * d + ABSOLUTE_POS;
             if prod {
-                out[o] = out[o] * data[e * d + ABSOLUTE_POS];
+                out[o] *= data[e * d + ABSOLUTE_POS];
             } else {
-                out[o] = out[o] + data[e * d + ABSOLUTE_POS];
+                out[o] += data[e * d + ABSOLUTE_POS];
             }
         }
     }
@@ -230,7 +230,7 @@ pub fn softmax_div<I: Int>(
     }
     let id = ids[ABSOLUTE_POS / d];
     if in_range::<I>(id, n) {
-        out[ABSOLUTE_POS] = out[ABSOLUTE_POS] / sums[usize::cast_from(id) * d + ABSOLUTE_POS % d];
+        out[ABSOLUTE_POS] /= sums[usize::cast_from(id) * d + ABSOLUTE_POS % d];
     }
 }
 
