@@ -115,7 +115,7 @@ impl FeatureData {
         Feature::from_data(data, device)
     }
 
-    fn all_finite(&self) -> bool {
+    pub(crate) fn all_finite(&self) -> bool {
         match &self.values {
             FeatureValues::F32(v) => v.iter().all(|x| x.is_finite()),
             FeatureValues::F64(v) => v.iter().all(|x| x.is_finite()),
@@ -125,7 +125,7 @@ impl FeatureData {
 }
 
 impl FeatureSetData {
-    fn from_set(set: &FeatureSet) -> Result<FeatureSetData, GraphError> {
+    pub(crate) fn from_set(set: &FeatureSet) -> Result<FeatureSetData, GraphError> {
         Ok(FeatureSetData {
             main: set
                 .main
@@ -140,7 +140,7 @@ impl FeatureSetData {
         })
     }
 
-    fn to_set(&self, device: &Device) -> Result<FeatureSet, GraphError> {
+    pub(crate) fn to_set(&self, device: &Device) -> Result<FeatureSet, GraphError> {
         Ok(FeatureSet {
             main: self
                 .main
@@ -155,7 +155,7 @@ impl FeatureSetData {
         })
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&str, &FeatureData)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &FeatureData)> {
         self.main
             .iter()
             .map(|f| ("main", f))

@@ -133,6 +133,20 @@ pub enum GraphError {
     /// A tensor type Burn holds that a feature cannot (rank above the supported ones, bool, ...).
     #[error("unsupported feature tensor: {0}")]
     UnsupportedFeature(String),
+    /// An edge type or count names a node type the heterogeneous graph does not have.
+    #[error("unknown node type `{0}`")]
+    UnknownNodeType(String),
+    /// A problem found in one set of a heterogeneous graph.
+    #[error("{set}: {error}")]
+    InSet {
+        /// The set: `node set `paper``, `edge set (author, writes, paper)` or `context`.
+        set: String,
+        /// What is wrong with it.
+        error: Box<GraphError>,
+    },
+    /// Heterogeneous graphs with different node types, edge types or feature schemas.
+    #[error("heterogeneous graphs differ: {0}")]
+    HeteroMismatch(String),
     /// An argument outside the documented range.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),

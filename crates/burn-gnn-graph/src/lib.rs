@@ -1,7 +1,8 @@
-//! Graph containers for burn-gnn: [`GraphsTuple`] (jraph's batched-graph layout), batching and
-//! padding, graph utilities (self loops, coalescing, subgraphs, ...), and conversions (edge
-//! lists, COO/CSR, dense adjacency, `petgraph`, and a serde mirror [`GraphData`] saved as JSON or
-//! a compact binary form).
+//! Graph containers for burn-gnn: [`GraphsTuple`] (jraph's batched-graph layout) and
+//! [`HeteroGraph`] (several node and edge types), batching and padding, graph utilities (self
+//! loops, coalescing, subgraphs, ...), and conversions (edge lists, COO/CSR, dense adjacency,
+//! `petgraph`, and serde mirrors [`GraphData`] / [`HeteroGraphData`] saved as JSON or a compact
+//! binary form).
 //!
 //! Sizes always come from tensor shapes: nothing here sums `n_node` on the device to learn how
 //! many nodes there are. Operations that change the number of edges or nodes (self loops,
@@ -33,6 +34,7 @@ mod data;
 mod error;
 mod feature;
 mod graphs_tuple;
+mod hetero;
 mod padding;
 mod petgraph_conv;
 mod transform;
@@ -44,6 +46,10 @@ pub use data::{FeatureData, FeatureSetData, FeatureValues, GraphData};
 pub use error::{FeatureSetKind, GraphError};
 pub use feature::{EdgeReduce, Feature, FeatureSet, gather_rows};
 pub use graphs_tuple::GraphsTuple;
+pub use hetero::{
+    EDGE_TYPE, EdgeSet, EdgeSetData, EdgeType, HeteroGraph, HeteroGraphBuilder, HeteroGraphData, NODE_TYPE, NodeSet,
+    NodeSetData,
+};
 pub use petgraph_conv::FeatureRow;
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};
 

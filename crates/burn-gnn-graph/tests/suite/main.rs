@@ -4,4 +4,5 @@
 mod cases;
 mod common;
 mod convert;
+mod hetero;
 mod properties;
