@@ -11,6 +11,10 @@ pub enum NnError {
     /// An input whose shape does not fit the layer.
     #[error("shape mismatch: {0}")]
     Shape(String),
+    /// A heterogeneous layer and its input disagree (a relation's node type without features,
+    /// ...).
+    #[error("heterogeneous input: {0}")]
+    Hetero(String),
     /// A graph error (missing features, ...).
     #[error(transparent)]
     Graph(#[from] burn_gnn_graph::GraphError),

@@ -1,7 +1,8 @@
 //! Message-passing layers for burn-gnn: jraph's [`GraphNetwork`] block with pluggable update
 //! functions, [`Aggregation`]s as values, the convolutions people use — [`GcnConv`],
 //! [`GatConv`], [`SageConv`], [`GinConv`] — each a Burn `Module` that drops into any model, and
-//! readouts ([`global_add_pool`], [`global_mean_pool`], [`global_max_pool`]).
+//! readouts ([`global_add_pool`], [`global_mean_pool`], [`global_max_pool`]), and layers for
+//! heterogeneous graphs ([`HeteroConv`], [`RgcnConv`], [`HgtConv`], [`HanConv`], [`HeteroSage`]).
 //!
 //! Every layer takes node features `x: [N, d_input]` and a [`GraphsTuple`](burn_gnn_graph::GraphsTuple)
 //! (messages flow `senders -> receivers`), follows the PyG layer of the same name and its
@@ -25,6 +26,7 @@ mod aggregation;
 mod conv;
 mod error;
 mod graph_network;
+mod hetero;
 mod jraph;
 mod message_passing;
 mod models;
@@ -46,6 +48,11 @@ pub use error::NnError;
 pub use graph_network::{
     ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetGat, GraphNetwork, NodeUpdate,
 };
+pub use hetero::han::{HanConv, HanConvConfig};
+pub use hetero::hgt::{HgtConv, HgtConvConfig};
+pub use hetero::rgcn::{RgcnConv, RgcnConvConfig};
+pub use hetero::sage::{HeteroSage, HeteroSageConfig};
+pub use hetero::{BipartiteConv, HeteroConv, HeteroMerge, NodeFeatures};
 pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };

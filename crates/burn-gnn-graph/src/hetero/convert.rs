@@ -32,6 +32,90 @@ fn host_counts(t: &Tensor<1, Int>) -> Vec<usize> {
 }
 
 impl HeteroGraph {
+    /// For each node of [`to_homogeneous`](Self::to_homogeneous)'s graph, its row in the node
+    /// types' rows concatenated in type order (one host read of the counts).
+    fn homogeneous_order(&self) -> Vec<i64> {
+        let node_first: Vec<Vec<usize>> = self.node_sets.values().map(|s| prefix(&host_counts(&s.n_node))).collect();
+        let type_start = prefix(&self.node_sets.values().map(|s| s.num_nodes).collect::<Vec<_>>());
+        let mut order = Vec::with_capacity(*type_start.last().unwrap_or(&0));
+        for g in 0..self.n_graph {
+            for t in 0..self.node_sets.len() {
+                order.extend((node_first[t][g]..node_first[t][g + 1]).map(|local| (type_start[t] + local) as i64));
+            }
+        }
+        order
+    }
+
+    /// Node features by type as the rows of [`to_homogeneous`](Self::to_homogeneous)'s graph:
+    /// how to feed a heterogeneous graph's features to a layer that runs on its homogeneous
+    /// form (such as `RgcnConv`).
+    ///
+    /// # Shapes
+    /// `x[t]: [num_nodes(t), D]` for every node type -> `[Σ_t num_nodes(t), D]`.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidArgument`] if a node type is missing from `x` or has the wrong
+    /// number of rows, or the widths differ.
+    pub fn nodes_to_homogeneous(&self, x: &BTreeMap<String, Tensor<2>>) -> Result<Tensor<2>, GraphError> {
+        let mut parts = Vec::with_capacity(self.node_sets.len());
+        for (t, s) in &self.node_sets {
+            let xt = x.get(t).ok_or_else(|| GraphError::InvalidArgument(format!("no features for node type `{t}`")))?;
+            if xt.dims()[0] != s.num_nodes {
+                return Err(GraphError::InvalidArgument(format!(
+                    "node type `{t}`: {} feature rows for {} nodes",
+                    xt.dims()[0],
+                    s.num_nodes
+                )));
+            }
+            parts.push(xt.clone());
+        }
+        let widths: Vec<usize> = parts.iter().map(|p| p.dims()[1]).collect();
+        if widths.windows(2).any(|w| w[0] != w[1]) {
+            return Err(GraphError::InvalidArgument(format!("node types have different widths {widths:?}")));
+        }
+        let Some(width) = widths.first().copied() else {
+            return Ok(Tensor::empty([0, 0], &self.device));
+        };
+        let order = self.homogeneous_order();
+        if order.is_empty() {
+            return Ok(Tensor::zeros([0, width], &self.device));
+        }
+        Ok(Tensor::cat(parts, 0).select(0, index_tensor(order, &self.device)))
+    }
+
+    /// The inverse of [`nodes_to_homogeneous`](Self::nodes_to_homogeneous): rows of the
+    /// homogeneous graph split back into features by node type.
+    ///
+    /// # Shapes
+    /// `x: [Σ_t num_nodes(t), D]` -> `[num_nodes(t), D]` per node type.
+    ///
+    /// # Errors
+    /// [`GraphError::InvalidArgument`] if `x` does not have one row per node.
+    pub fn nodes_from_homogeneous(&self, x: Tensor<2>) -> Result<BTreeMap<String, Tensor<2>>, GraphError> {
+        let order = self.homogeneous_order();
+        let [rows, width] = x.dims();
+        if rows != order.len() {
+            return Err(GraphError::InvalidArgument(format!("{rows} rows for {} nodes", order.len())));
+        }
+        let mut inverse = vec![0i64; rows];
+        for (new, &old) in order.iter().enumerate() {
+            inverse[old as usize] = new as i64;
+        }
+        let type_major = if rows == 0 { x } else { x.select(0, index_tensor(inverse, &self.device)) };
+        let mut out = BTreeMap::new();
+        let mut start = 0;
+        for (t, s) in &self.node_sets {
+            let part = if s.num_nodes == 0 {
+                Tensor::zeros([0, width], (&self.device, type_major.dtype()))
+            } else {
+                type_major.clone().slice(start..start + s.num_nodes)
+            };
+            out.insert(t.clone(), part);
+            start += s.num_nodes;
+        }
+        Ok(out)
+    }
+
     /// One homogeneous graph with the same nodes and edges: in each graph, the nodes of every
     /// type in [`node_types`](Self::node_types) order, then the next graph's; edges likewise by
     /// edge type. Adds the Int features [`NODE_TYPE`] (index into `node_types()`) and

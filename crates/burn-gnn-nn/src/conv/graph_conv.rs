@@ -3,7 +3,7 @@
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
 
 use crate::{Aggregation, NnError};
@@ -80,20 +80,36 @@ impl GraphConv {
         graph: &GraphsTuple,
         edge_weight: Option<Tensor<1>>,
     ) -> Tensor<2> {
-        let n = x.dims()[0];
+        let (s, r) = (graph.senders().clone(), graph.receivers().clone());
+        self.forward_bipartite_weighted(x.clone(), x, s, r, edge_weight)
+    }
+
+    /// Applies the layer from a source node set to a target node set (one relation of a
+    /// heterogeneous graph): `x'_i = W_1 x_dst_i + W_2 · aggr_{j → i} e_ji · x_src_j`.
+    ///
+    /// # Shapes
+    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `senders`/`receivers` (and
+    /// `edge_weight`): `[E]` -> `[N_dst, d_output]`.
+    pub fn forward_bipartite_weighted(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: Tensor<1, Int>,
+        receivers: Tensor<1, Int>,
+        edge_weight: Option<Tensor<1>>,
+    ) -> Tensor<2> {
+        let n = x_dst.dims()[0];
         if n == 0 {
-            return Tensor::zeros(
-                [0, self.lin_root.weight.dims()[1]],
-                (&x.device(), x.dtype()),
-            );
+            return Tensor::zeros([0, self.lin_root.weight.dims()[1]], (&x_dst.device(), x_dst.dtype()));
         }
-        let mut messages = gather_rows(x.clone(), graph.senders().clone());
+        let e = senders.dims()[0];
+        let mut messages = gather_rows(x_src, senders);
         if let Some(w) = edge_weight
-            && graph.sum_n_edge() > 0
+            && e > 0
         {
             messages = messages * w.unsqueeze_dim(1);
         }
-        let aggregated = self.aggr.aggregate(messages, graph.receivers().clone(), n);
-        self.lin_rel.forward(aggregated) + self.lin_root.forward(x)
+        let aggregated = self.aggr.aggregate(messages, receivers, n);
+        self.lin_rel.forward(aggregated) + self.lin_root.forward(x_dst)
     }
 }

@@ -3,7 +3,7 @@
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
 
 use crate::{Aggregation, NnError};
@@ -88,27 +88,36 @@ impl SageConv {
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        if x.dims()[0] == 0 {
+        self.forward_bipartite(x.clone(), x, graph.senders().clone(), graph.receivers().clone())
+    }
+
+    /// Applies the layer from a source node set to a target node set (one relation of a
+    /// heterogeneous graph): `x'_i = W_1 · aggr_{j → i} x_src_j + W_2 x_dst_i` for the target
+    /// nodes. Targets without incoming edges aggregate to 0.
+    ///
+    /// # Shapes
+    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `senders`/`receivers: [E]` ->
+    /// `[N_dst, d_output]`.
+    pub fn forward_bipartite(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: Tensor<1, Int>,
+        receivers: Tensor<1, Int>,
+    ) -> Tensor<2> {
+        let n = x_dst.dims()[0];
+        if n == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return Tensor::zeros(
-                [0, self.lin_neighbors.weight.dims()[1]],
-                (&x.device(), x.dtype()),
-            );
+            return Tensor::zeros([0, self.lin_neighbors.weight.dims()[1]], (&x_dst.device(), x_dst.dtype()));
         }
-        let n = x.dims()[0];
-        let messages = gather_rows(x.clone(), graph.senders().clone());
-        let aggregated = self.aggr.aggregate(messages, graph.receivers().clone(), n);
+        let messages = gather_rows(x_src, senders);
+        let aggregated = self.aggr.aggregate(messages, receivers, n);
         let mut out = self.lin_neighbors.forward(aggregated);
         if let Some(root) = &self.lin_root {
-            out = out + root.forward(x);
+            out = out + root.forward(x_dst);
         }
         if self.normalize {
-            let norm = out
-                .clone()
-                .powi_scalar(2)
-                .sum_dim(1)
-                .sqrt()
-                .clamp_min(1e-12);
+            let norm = out.clone().powi_scalar(2).sum_dim(1).sqrt().clamp_min(1e-12);
             out = out / norm;
         }
         out
