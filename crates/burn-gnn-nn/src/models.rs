@@ -166,10 +166,7 @@ impl StackHead {
             _ => h,
         };
         if combined.dims()[0] == 0 {
-            return Tensor::zeros(
-                [0, lin.weight.dims()[1]],
-                (&combined.device(), combined.dtype()),
-            );
+            return crate::conv::no_rows(lin.weight.dims()[1], &combined);
         }
         lin.forward(combined)
     }

@@ -13,7 +13,7 @@ use crate::aggregation::sum_into;
 /// A two-layer perceptron `Linear → ReLU → Linear`.
 fn mlp(first: &Linear, second: &Linear, x: Tensor<2>) -> Tensor<2> {
     if x.dims()[0] == 0 {
-        return Tensor::zeros([0, second.weight.dims()[1]], (&x.device(), x.dtype()));
+        return crate::conv::no_rows(second.weight.dims()[1], &x);
     }
     second.forward(relu(first.forward(x)))
 }

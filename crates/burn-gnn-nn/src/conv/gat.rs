@@ -150,7 +150,7 @@ impl GatConv {
         let (senders, receivers, existing) = super::with_self_loops(graph, n, self.add_self_loops);
         let e = senders.dims()[0];
         if e == 0 {
-            return (xw, Tensor::zeros([0, h], &device), senders, receivers);
+            return (xw, Tensor::empty([0, h], &device), senders, receivers);
         }
         let raw = gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone());
         // The edge term joins the node terms before the LeakyReLU, as PyG.
@@ -248,7 +248,7 @@ impl GatConv {
         let (h, c) = (self.heads, self.d_output);
         let width = if self.concat { h * c } else { c };
         if nd == 0 {
-            return Tensor::zeros([0, width], (&x_dst.device(), x_dst.dtype()));
+            return crate::conv::no_rows(width, &x_dst);
         }
         let e = senders.dims()[0];
         let out = if e == 0 || ns == 0 {

@@ -115,7 +115,7 @@ impl GatV2Conv {
         let (h, c) = (self.heads, self.d_output);
         let width = if self.concat { h * c } else { c };
         if n == 0 {
-            return Tensor::zeros([0, width], (&x.device(), x.dtype()));
+            return crate::conv::no_rows(width, &x);
         }
         let x_src = x.clone().matmul(self.weight_src.val()) + self.bias_src.val().unsqueeze_dim(0);
         let x_dst = match (&self.weight_dst, &self.bias_dst) {

@@ -185,7 +185,7 @@ impl GcnConv {
     pub fn forward_normalized(&self, x: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
         if x.dims()[0] == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return Tensor::zeros([0, self.weight.dims()[1]], (&x.device(), x.dtype()));
+            return crate::conv::no_rows(self.weight.dims()[1], &x);
         }
         let out = norm.propagate(x.matmul(self.weight.val()));
         match &self.bias {

@@ -100,7 +100,7 @@ impl GraphConv {
     ) -> Tensor<2> {
         let n = x_dst.dims()[0];
         if n == 0 {
-            return Tensor::zeros([0, self.lin_root.weight.dims()[1]], (&x_dst.device(), x_dst.dtype()));
+            return crate::conv::no_rows(self.lin_root.weight.dims()[1], &x_dst);
         }
         let e = senders.dims()[0];
         let mut messages = gather_rows(x_src, senders);

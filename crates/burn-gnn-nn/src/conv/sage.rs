@@ -108,7 +108,7 @@ impl SageConv {
         let n = x_dst.dims()[0];
         if n == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return Tensor::zeros([0, self.lin_neighbors.weight.dims()[1]], (&x_dst.device(), x_dst.dtype()));
+            return crate::conv::no_rows(self.lin_neighbors.weight.dims()[1], &x_dst);
         }
         let messages = gather_rows(x_src, senders);
         let aggregated = self.aggr.aggregate(messages, receivers, n);

@@ -96,7 +96,7 @@ impl TransformerConv {
         let (h, c) = (self.heads, self.d_output);
         let width = if self.concat { h * c } else { c };
         if n == 0 {
-            return Tensor::zeros([0, width], (&x.device(), x.dtype()));
+            return crate::conv::no_rows(width, &x);
         }
         let e = graph.sum_n_edge();
         let out = if e == 0 {

@@ -6,7 +6,7 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::activation::{leaky_relu, relu, softmax};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph, gather_rows};
-use burn_segment::segment_softmax;
+use burn_segment::{partition_ids, segment_mean, segment_softmax};
 
 use super::{NodeFeatures, relation_edges};
 use crate::NnError;
@@ -45,7 +45,9 @@ pub struct HanConvConfig {
 /// 2. node-level attention per relation `r = (s, rel, t)`: `α_ji = softmax_i(LeakyReLU(a_r^src ·
 ///    h_j + a_r^dst · h_i))`, `z^r_i = ReLU(Σ_j α_ji h_j)`;
 /// 3. semantic attention over the relations into `t`: `w_r = mean_i q · tanh(K z^r_i)`,
-///    `β = softmax_r(w)`, `x'_i = Σ_r β_r z^r_i`.
+///    `β = softmax_r(w)`, `x'_i = Σ_r β_r z^r_i`. The mean runs over the nodes of each graph
+///    of a batch, so a batch gives each graph's own result (PyG's runs over the whole input:
+///    the same for one graph).
 ///
 /// A node type without incoming relations (PyG drops it) outputs its projection `h_t`.
 ///
@@ -91,11 +93,17 @@ impl HanConvConfig {
     pub fn init(&self, device: &Device) -> Result<HanConv, NnError> {
         let (h, o) = (self.heads, self.d_output);
         if h == 0 || o % h != 0 {
-            return Err(NnError::InvalidConfig(format!("HanConv: d_output = {o} is not divisible by heads = {h}")));
+            return Err(NnError::InvalidConfig(format!(
+                "HanConv: d_output = {o} is not divisible by heads = {h}"
+            )));
         }
         let (r, d) = (self.edge_types.len(), o / h);
         Ok(HanConv {
-            proj: self.node_types.iter().map(|_| LinearConfig::new(self.d_input, o).init(device)).collect(),
+            proj: self
+                .node_types
+                .iter()
+                .map(|_| LinearConfig::new(self.d_input, o).init(device))
+                .collect(),
             att_src: glorot([r, h, d], h, d, device),
             att_dst: glorot([r, h, d], h, d, device),
             k_lin: LinearConfig::new(o, o).init(device),
@@ -120,10 +128,12 @@ impl HanConv {
         let d = o / h;
         let mut proj = Vec::with_capacity(self.node_types.len());
         for (i, t) in self.node_types.iter().enumerate() {
-            let xt = x.get(t).ok_or_else(|| NnError::Hetero(format!("HanConv needs features of node type `{t}`")))?;
+            let xt = x.get(t).ok_or_else(|| {
+                NnError::Hetero(format!("HanConv needs features of node type `{t}`"))
+            })?;
             let n = xt.dims()[0];
             proj.push(match n {
-                0 => Tensor::zeros([0, h, d], (&xt.device(), xt.dtype())),
+                0 => Tensor::empty([0, h, d], (&xt.device(), xt.dtype())),
                 _ => self.proj[i].forward(xt.clone()).reshape([n, h, d]),
             });
         }
@@ -132,25 +142,47 @@ impl HanConv {
         for (ti, t) in self.node_types.iter().enumerate() {
             let n = proj[ti].dims()[0];
             let mut zs = vec![];
-            for (ri, et) in self.edge_types.iter().enumerate().filter(|(_, et)| et.dst == *t) {
-                let si = index(&et.src).ok_or_else(|| NnError::Hetero(format!("relation {et}: unknown source type")))?;
+            for (ri, et) in self
+                .edge_types
+                .iter()
+                .enumerate()
+                .filter(|(_, et)| et.dst == *t)
+            {
+                let si = index(&et.src).ok_or_else(|| {
+                    NnError::Hetero(format!("relation {et}: unknown source type"))
+                })?;
                 if n == 0 {
                     continue;
                 }
                 let (s, r) = relation_edges(graph, et);
                 let e = s.dims()[0];
                 if e == 0 || proj[si].dims()[0] == 0 {
-                    zs.push(Tensor::zeros([n, o], (&proj[ti].device(), proj[ti].dtype())));
+                    zs.push(Tensor::zeros(
+                        [n, o],
+                        (&proj[ti].device(), proj[ti].dtype()),
+                    ));
                     continue;
                 }
                 let score = |p: &Param<Tensor<3>>, m: &Tensor<3>| {
                     let rows = m.dims()[0];
-                    (m.clone() * p.val().slice(ri..ri + 1)).sum_dim(2).reshape([rows, h])
+                    (m.clone() * p.val().slice(ri..ri + 1))
+                        .sum_dim(2)
+                        .reshape([rows, h])
                 };
-                let (a_src, a_dst) = (score(&self.att_src, &proj[si]), score(&self.att_dst, &proj[ti]));
-                let logits = leaky_relu(gather_rows(a_src, s.clone()) + gather_rows(a_dst, r.clone()), self.negative_slope);
+                let (a_src, a_dst) = (
+                    score(&self.att_src, &proj[si]),
+                    score(&self.att_dst, &proj[ti]),
+                );
+                let logits = leaky_relu(
+                    gather_rows(a_src, s.clone()) + gather_rows(a_dst, r.clone()),
+                    self.negative_slope,
+                );
                 let alpha = self.dropout.forward(segment_softmax(logits, r.clone(), n));
-                let z = sum_into(gather_rows(proj[si].clone(), s) * alpha.unsqueeze_dim::<3>(2), r, n);
+                let z = sum_into(
+                    gather_rows(proj[si].clone(), s) * alpha.unsqueeze_dim::<3>(2),
+                    r,
+                    n,
+                );
                 zs.push(relu(z.reshape([n, o])));
             }
             let y = match zs.len() {
@@ -158,10 +190,23 @@ impl HanConv {
                 1 => zs.pop().expect("one relation"),
                 k => {
                     let stacked = Tensor::stack::<3>(zs, 0); // [k, n, o]
-                    let keys = self.k_lin.forward(stacked.clone().reshape([k * n, o])).tanh();
-                    let w = (keys * self.q.val().unsqueeze_dim(0)).sum_dim(1).reshape([k, n]).mean_dim(1);
-                    let beta = softmax(w.reshape([1, k]), 1).reshape([k, 1, 1]);
-                    (stacked * beta).sum_dim(0).reshape([n, o])
+                    let keys = self
+                        .k_lin
+                        .forward(stacked.clone().reshape([k * n, o]))
+                        .tanh();
+                    let w = (keys * self.q.val().unsqueeze_dim(0))
+                        .sum_dim(1)
+                        .reshape([k, n]);
+                    // Semantic weights per graph of a batch: the mean score of its nodes.
+                    let (graph_ids, n_graph) = match graph.node_set(t) {
+                        Some(set) => (partition_ids(set.n_node().clone(), n), graph.n_graph()),
+                        None => (Tensor::zeros([n], &w.device()), 1),
+                    };
+                    let per_graph = segment_mean(w.transpose(), graph_ids.clone(), n_graph); // [G, k]
+                    let beta = gather_rows(softmax(per_graph, 1), graph_ids).transpose(); // [k, n]
+                    (stacked * beta.unsqueeze_dim::<3>(2))
+                        .sum_dim(0)
+                        .reshape([n, o])
                 }
             };
             out.insert(t.clone(), y);

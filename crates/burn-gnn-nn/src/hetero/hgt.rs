@@ -87,10 +87,16 @@ impl HgtConvConfig {
     pub fn init(&self, device: &Device) -> Result<HgtConv, NnError> {
         let (h, o) = (self.heads, self.d_output);
         if h == 0 || o % h != 0 {
-            return Err(NnError::InvalidConfig(format!("HgtConv: d_output = {o} is not divisible by heads = {h}")));
+            return Err(NnError::InvalidConfig(format!(
+                "HgtConv: d_output = {o} is not divisible by heads = {h}"
+            )));
         }
         let (t, r, d) = (self.node_types.len(), self.edge_types.len(), o / h);
-        let lins = |i: usize| (0..t).map(|_| LinearConfig::new(i, o).init(device)).collect::<Vec<_>>();
+        let lins = |i: usize| {
+            (0..t)
+                .map(|_| LinearConfig::new(i, o).init(device))
+                .collect::<Vec<_>>()
+        };
         Ok(HgtConv {
             k_lin: lins(self.d_input),
             q_lin: lins(self.d_input),
@@ -118,24 +124,40 @@ impl HgtConv {
         let d = o / h;
         let mut kqv = Vec::with_capacity(self.node_types.len());
         for (i, t) in self.node_types.iter().enumerate() {
-            let xt = x.get(t).ok_or_else(|| NnError::Hetero(format!("HgtConv needs features of node type `{t}`")))?;
+            let xt = x.get(t).ok_or_else(|| {
+                NnError::Hetero(format!("HgtConv needs features of node type `{t}`"))
+            })?;
             let n = xt.dims()[0];
             let heads = |lin: &Linear| (n > 0).then(|| lin.forward(xt.clone()).reshape([n, h, d]));
-            kqv.push((heads(&self.k_lin[i]), heads(&self.q_lin[i]), heads(&self.v_lin[i]), n));
+            kqv.push((
+                heads(&self.k_lin[i]),
+                heads(&self.q_lin[i]),
+                heads(&self.v_lin[i]),
+                n,
+            ));
         }
         let index = |t: &str| self.node_types.iter().position(|x| x == t);
         let mut out = NodeFeatures::new();
         for (ti, t) in self.node_types.iter().enumerate() {
             let (xt, n) = (&x[t], kqv[ti].3);
             if n == 0 {
-                out.insert(t.clone(), Tensor::zeros([0, o], (&xt.device(), xt.dtype())));
+                out.insert(t.clone(), crate::conv::no_rows(o, xt));
                 continue;
             }
             let (mut scores, mut values, mut targets) = (vec![], vec![], vec![]);
-            for (ri, et) in self.edge_types.iter().enumerate().filter(|(_, et)| et.dst == *t) {
+            for (ri, et) in self
+                .edge_types
+                .iter()
+                .enumerate()
+                .filter(|(_, et)| et.dst == *t)
+            {
                 let (s, r) = relation_edges(graph, et);
-                let si = index(&et.src).ok_or_else(|| NnError::Hetero(format!("relation {et}: unknown source type")))?;
-                let (Some(k), Some(v)) = (&kqv[si].0, &kqv[si].2) else { continue };
+                let si = index(&et.src).ok_or_else(|| {
+                    NnError::Hetero(format!("relation {et}: unknown source type"))
+                })?;
+                let (Some(k), Some(v)) = (&kqv[si].0, &kqv[si].2) else {
+                    continue;
+                };
                 if s.dims()[0] == 0 {
                     continue;
                 }
@@ -143,7 +165,10 @@ impl HgtConv {
                     let w = p.val().slice(ri..ri + 1).reshape([h, d, d]);
                     m.clone().swap_dims(0, 1).matmul(w).swap_dims(0, 1)
                 };
-                let (k_e, v_e) = (gather_rows(rel(&self.k_rel, k), s.clone()), gather_rows(rel(&self.v_rel, v), s));
+                let (k_e, v_e) = (
+                    gather_rows(rel(&self.k_rel, k), s.clone()),
+                    gather_rows(rel(&self.v_rel, v), s),
+                );
                 let q_e = gather_rows(kqv[ti].1.clone().expect("nodes"), r.clone());
                 let e = r.dims()[0];
                 let prior = self.p_rel.val().slice(ri..ri + 1);
@@ -156,7 +181,12 @@ impl HgtConv {
             } else {
                 let targets = Tensor::cat(targets, 0);
                 let alpha = segment_softmax(Tensor::cat(scores, 0), targets.clone(), n);
-                sum_into(Tensor::cat(values, 0) * alpha.unsqueeze_dim::<3>(2), targets, n).reshape([n, o])
+                sum_into(
+                    Tensor::cat(values, 0) * alpha.unsqueeze_dim::<3>(2),
+                    targets,
+                    n,
+                )
+                .reshape([n, o])
             };
             let mut y = self.a_lin[ti].forward(gelu(message));
             if xt.dims()[1] == o {

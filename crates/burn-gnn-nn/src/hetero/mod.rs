@@ -62,11 +62,21 @@ impl HeteroMerge {
             HeteroMerge::Cat => Tensor::cat(outs, 1),
             HeteroMerge::Sum | HeteroMerge::Mean => {
                 let sum = outs.into_iter().reduce(|a, b| a + b).expect("outputs");
-                if self == HeteroMerge::Mean { sum / k as f64 } else { sum }
+                if self == HeteroMerge::Mean {
+                    sum / k as f64
+                } else {
+                    sum
+                }
             }
             // Folded from the first relation's output: no identity (0) enters the reduce.
-            HeteroMerge::Max => outs.into_iter().reduce(|a, b| a.max_pair(b)).expect("outputs"),
-            HeteroMerge::Min => outs.into_iter().reduce(|a, b| a.min_pair(b)).expect("outputs"),
+            HeteroMerge::Max => outs
+                .into_iter()
+                .reduce(|a, b| a.max_pair(b))
+                .expect("outputs"),
+            HeteroMerge::Min => outs
+                .into_iter()
+                .reduce(|a, b| a.min_pair(b))
+                .expect("outputs"),
         }
     }
 }
@@ -89,19 +99,37 @@ pub trait BipartiteConv {
 }
 
 impl BipartiteConv for SageConv {
-    fn forward_bipartite(&self, x_src: Tensor<2>, x_dst: Tensor<2>, s: Tensor<1, Int>, r: Tensor<1, Int>) -> Tensor<2> {
+    fn forward_bipartite(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        s: Tensor<1, Int>,
+        r: Tensor<1, Int>,
+    ) -> Tensor<2> {
         SageConv::forward_bipartite(self, x_src, x_dst, s, r)
     }
 }
 
 impl BipartiteConv for GraphConv {
-    fn forward_bipartite(&self, x_src: Tensor<2>, x_dst: Tensor<2>, s: Tensor<1, Int>, r: Tensor<1, Int>) -> Tensor<2> {
+    fn forward_bipartite(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        s: Tensor<1, Int>,
+        r: Tensor<1, Int>,
+    ) -> Tensor<2> {
         self.forward_bipartite_weighted(x_src, x_dst, s, r, None)
     }
 }
 
 impl BipartiteConv for GatConv {
-    fn forward_bipartite(&self, x_src: Tensor<2>, x_dst: Tensor<2>, s: Tensor<1, Int>, r: Tensor<1, Int>) -> Tensor<2> {
+    fn forward_bipartite(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        s: Tensor<1, Int>,
+        r: Tensor<1, Int>,
+    ) -> Tensor<2> {
         GatConv::forward_bipartite(self, x_src, x_dst, s, r)
     }
 }
@@ -138,7 +166,11 @@ impl<C: Module + BipartiteConv> HeteroConv<C> {
     /// A layer from `(edge type, conv)` pairs.
     pub fn new(convs: Vec<(EdgeType, C)>, merge: HeteroMerge) -> Self {
         let (edge_types, convs) = convs.into_iter().unzip();
-        HeteroConv { convs, edge_types, merge }
+        HeteroConv {
+            convs,
+            edge_types,
+            merge,
+        }
     }
 
     /// Applies every relation's conv and merges per target type.
@@ -150,7 +182,10 @@ impl<C: Module + BipartiteConv> HeteroConv<C> {
         for (conv, et) in self.convs.iter().zip(&self.edge_types) {
             let (x_src, x_dst) = relation_inputs(x, et)?;
             let (s, r) = relation_edges(graph, et);
-            per_type.entry(et.dst.as_str()).or_default().push(conv.forward_bipartite(x_src, x_dst, s, r));
+            per_type
+                .entry(et.dst.as_str())
+                .or_default()
+                .push(conv.forward_bipartite(x_src, x_dst, s, r));
         }
         Ok(x.iter()
             .map(|(t, xt)| {
@@ -165,15 +200,23 @@ impl<C: Module + BipartiteConv> HeteroConv<C> {
 }
 
 /// The source and target features of `et`.
-pub(crate) fn relation_inputs(x: &NodeFeatures, et: &EdgeType) -> Result<(Tensor<2>, Tensor<2>), NnError> {
+pub(crate) fn relation_inputs(
+    x: &NodeFeatures,
+    et: &EdgeType,
+) -> Result<(Tensor<2>, Tensor<2>), NnError> {
     let get = |t: &str| {
-        x.get(t).cloned().ok_or_else(|| NnError::Hetero(format!("relation {et} needs features of node type `{t}`")))
+        x.get(t).cloned().ok_or_else(|| {
+            NnError::Hetero(format!("relation {et} needs features of node type `{t}`"))
+        })
     };
     Ok((get(&et.src)?, get(&et.dst)?))
 }
 
 /// The edges of `et` in `graph`, or none when the graph does not have the type.
-pub(crate) fn relation_edges(graph: &HeteroGraph, et: &EdgeType) -> (Tensor<1, Int>, Tensor<1, Int>) {
+pub(crate) fn relation_edges(
+    graph: &HeteroGraph,
+    et: &EdgeType,
+) -> (Tensor<1, Int>, Tensor<1, Int>) {
     match graph.edge_set(et) {
         Some(set) => (set.senders().clone(), set.receivers().clone()),
         None => {

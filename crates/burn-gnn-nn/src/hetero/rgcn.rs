@@ -80,7 +80,9 @@ impl RgcnConvConfig {
         let bad = |m: String| Err(NnError::InvalidConfig(m));
         let (mut weight, mut comp, mut blocks) = (None, None, None);
         match (self.num_bases, self.num_blocks) {
-            (Some(_), Some(_)) => return bad("RgcnConv: num_bases and num_blocks exclude each other".into()),
+            (Some(_), Some(_)) => {
+                return bad("RgcnConv: num_bases and num_blocks exclude each other".into());
+            }
             (Some(0), _) | (_, Some(0)) => return bad("RgcnConv: zero bases or blocks".into()),
             (Some(b), None) => {
                 weight = Some(glorot([b, i, o], i, o, device));
@@ -88,7 +90,9 @@ impl RgcnConvConfig {
             }
             (None, Some(b)) => {
                 if i % b != 0 || o % b != 0 {
-                    return bad(format!("RgcnConv: {b} blocks do not divide d_input = {i} and d_output = {o}"));
+                    return bad(format!(
+                        "RgcnConv: {b} blocks do not divide d_input = {i} and d_output = {o}"
+                    ));
                 }
                 blocks = Some(glorot([r, b, i / b, o / b], i / b, o / b, device));
             }
@@ -113,14 +117,20 @@ impl RgcnConv {
         let r = self.num_relations;
         if let Some(q) = &self.blocks {
             let [_, b, bi, bo] = q.dims();
-            let xb = x.reshape([n, b, bi]).swap_dims(0, 1).unsqueeze_dim::<4>(0).expand([r, b, n, bi]);
+            let xb = x
+                .reshape([n, b, bi])
+                .swap_dims(0, 1)
+                .unsqueeze_dim::<4>(0)
+                .expand([r, b, n, bi]);
             return xb.matmul(q.val()).swap_dims(1, 2).reshape([r, n, b * bo]);
         }
         let w = self.weight.as_ref().expect("weights without blocks").val();
         let w = match &self.comp {
             Some(a) => {
                 let [b, _, o] = w.dims();
-                a.val().matmul(w.reshape([b, d_in * o])).reshape([r, d_in, o])
+                a.val()
+                    .matmul(w.reshape([b, d_in * o]))
+                    .reshape([r, d_in, o])
             }
             None => w,
         };
@@ -131,11 +141,16 @@ impl RgcnConv {
     ///
     /// # Shapes
     /// `x: [N, d_input]`, `edge_type: [E]` -> `[N, d_output]`.
-    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple, edge_type: Tensor<1, Int>) -> Tensor<2> {
+    pub fn forward(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+        edge_type: Tensor<1, Int>,
+    ) -> Tensor<2> {
         let n = x.dims()[0];
         let device = x.device();
         if n == 0 {
-            return Tensor::zeros([0, self.d_output], (&device, x.dtype()));
+            return crate::conv::no_rows(self.d_output, &x);
         }
         let mut out = match &self.root {
             Some(w) => x.clone().matmul(w.val()),

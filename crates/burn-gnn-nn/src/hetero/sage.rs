@@ -41,7 +41,9 @@ impl HeteroSageConfig {
             .edge_types
             .iter()
             .map(|et| {
-                let conv = SageConvConfig::new(self.d_input, self.d_output).with_aggr(self.aggr.clone()).init(device)?;
+                let conv = SageConvConfig::new(self.d_input, self.d_output)
+                    .with_aggr(self.aggr.clone())
+                    .init(device)?;
                 Ok((et.clone(), conv))
             })
             .collect::<Result<Vec<_>, NnError>>()?;

@@ -16,13 +16,13 @@ use burn_gnn_nn::{
 use crate::common::*;
 
 /// Checks that every float parameter has a finite gradient.
-struct FiniteGrads<'a> {
-    grads: &'a Gradients,
-    seen: usize,
-    what: String,
+pub struct FiniteGrads<'a> {
+    pub grads: &'a Gradients,
+    pub seen: usize,
+    pub what: String,
     /// Whether every parameter must have a gradient (on a graph without edges, an edge update
     /// touches no data and its parameters have none: a zero gradient, which Burn leaves out).
-    require_all: bool,
+    pub require_all: bool,
 }
 
 impl ModuleVisitor for FiniteGrads<'_> {

@@ -4,5 +4,7 @@
 mod common;
 mod graph_network;
 mod harness;
+mod hetero;
+mod hetero_reference;
 mod reference;
 mod reference2;

@@ -79,6 +79,13 @@ fn ids_ok(ids: &CubeTensor) -> bool {
 
 /// A tensor of `shape` filled with `value` (an f32 or an integer dtype).
 fn full(shape: Shape, value: f64, dtype: DType, like: &CubeTensor) -> CubeTensor {
+    if shape.num_elements() == 0 {
+        // Nothing to fill: no kernel launch over zero elements.
+        return match dtype {
+            DType::F32 => CubeBackend::float_empty(shape, &like.device, FloatDType::F32),
+            other => CubeBackend::int_empty(shape, &like.device, IntDType::from(other)),
+        };
+    }
     match dtype {
         DType::F32 => {
             CubeBackend::float_full(shape, Scalar::Float(value), &like.device, FloatDType::F32)
