@@ -55,14 +55,20 @@ fn graphs_tuple_chapter() {
 
     // Batching concatenates nodes and edges and offsets the indices: one block-diagonal graph.
     let both = batch(&[triangle, pair]).expect("same feature layout");
-    assert_eq!((both.n_graph(), both.sum_n_node(), both.sum_n_edge()), (2, 5, 4));
+    assert_eq!(
+        (both.n_graph(), both.sum_n_node(), both.sum_n_edge()),
+        (2, 5, 4)
+    );
     let senders: Vec<i64> = both.senders().clone().into_data().iter::<i64>().collect();
     assert_eq!(senders, [0, 1, 2, 3]);
 
     // Padding to fixed sizes (for static shapes): one padding graph takes the extra nodes and
     // edges; masks say what is real.
     let padded = both.pad_with_graphs(8, 6, 3).expect("enough room");
-    assert_eq!((padded.n_graph(), padded.sum_n_node(), padded.sum_n_edge()), (3, 8, 6));
+    assert_eq!(
+        (padded.n_graph(), padded.sum_n_node(), padded.sum_n_edge()),
+        (3, 8, 6)
+    );
     let real: Vec<bool> = padded.node_mask().into_data().iter::<bool>().collect();
     assert_eq!(real, [true, true, true, true, true, false, false, false]);
 
@@ -104,10 +110,16 @@ fn message_passing_chapter() {
     }
 
     let device = Device::flex();
-    let layer = MaxDifference { root: Param::from_tensor(Tensor::eye(1, &device)) };
+    let layer = MaxDifference {
+        root: Param::from_tensor(Tensor::eye(1, &device)),
+    };
     let g = GraphsTuple::from_edge_list(&[(0, 1), (2, 1)], 3, &device).unwrap();
     let x = Tensor::<2>::from_floats([[1.0], [2.0], [5.0]], &device);
-    let out: Vec<f32> = layer.propagate(x, &g, None).into_data().iter::<f32>().collect();
+    let out: Vec<f32> = layer
+        .propagate(x, &g, None)
+        .into_data()
+        .iter::<f32>()
+        .collect();
     assert_eq!(out, [1.0, 5.0, 5.0]); // node 1: 2 + max(1 − 2, 5 − 2)
     // ANCHOR_END: message_passing
 }
@@ -142,6 +154,75 @@ fn datasets_chapter() {
 }
 
 /// Relative links `](target)` of a markdown text, without fragments; web links skipped.
+#[test]
+fn hetero_chapter() {
+    // ANCHOR: hetero_graph
+    use std::collections::BTreeMap;
+
+    use burn_gnn::graph::{EdgeType, HeteroGraph};
+    use burn_gnn::nn::HeteroSageConfig;
+
+    let device = Device::flex();
+    let writes = EdgeType::new("author", "writes", "paper");
+    let cites = EdgeType::new("paper", "cites", "paper");
+    // Two authors, three papers with 4 features each; senders index the source type's nodes,
+    // receivers the target type's.
+    let g = HeteroGraph::builder(&device)
+        .node_features("author", Tensor::<2>::ones([2, 4], &device))
+        .node_features("paper", Tensor::<2>::ones([3, 4], &device))
+        .edge_list(writes.clone(), &[0, 0, 1], &[0, 1, 2])
+        .edge_list(cites.clone(), &[1, 2], &[0, 0])
+        .build()
+        .unwrap();
+    assert_eq!(g.metadata().0, ["author", "paper"]);
+
+    // Batching offsets each type's indices by that type's nodes in the graphs before.
+    let batch = HeteroGraph::batch(&[g.clone(), g.clone()]).unwrap();
+    assert_eq!(
+        (
+            batch.n_graph(),
+            batch.num_nodes("paper"),
+            batch.num_edges(&writes)
+        ),
+        (2, 6, 6)
+    );
+    // Fixed sizes: one padding graph takes the extra nodes and edges.
+    let padded = batch
+        .pad_with_graphs(
+            &BTreeMap::from([("paper".into(), 8), ("author".into(), 5)]),
+            &BTreeMap::from([(cites.clone(), 6)]),
+            3,
+        )
+        .unwrap();
+    assert_eq!(
+        padded
+            .graph_mask()
+            .into_data()
+            .iter::<bool>()
+            .collect::<Vec<_>>(),
+        [true, true, false]
+    );
+    assert_eq!(padded.unpad_with_graphs().num_nodes("paper"), 6);
+
+    // One SAGE conv per relation, summed per target type; authors receive no relation here
+    // and keep their features.
+    let layer = HeteroSageConfig::new(4, 8, g.edge_types())
+        .init(&device)
+        .unwrap();
+    let out = layer.forward(&g.x_dict(), &g).unwrap();
+    assert_eq!(
+        (out["paper"].dims(), out["author"].dims()),
+        ([3, 8], [2, 4])
+    );
+
+    // The homogeneous form, with `node_type` / `edge_type` features, for RGCN and friends.
+    let h = g.to_homogeneous().unwrap();
+    assert_eq!((h.sum_n_node(), h.sum_n_edge()), (5, 5));
+    let back = HeteroGraph::from_homogeneous(&h, &g.node_types(), &g.edge_types()).unwrap();
+    assert_eq!(back.to_data().unwrap(), g.to_data().unwrap());
+    // ANCHOR_END: hetero_graph
+}
+
 fn links(text: &str) -> Vec<String> {
     text.match_indices("](")
         .filter_map(|(i, _)| {
@@ -161,7 +242,10 @@ fn book_links_and_includes_resolve() {
     let mut chapters: Vec<PathBuf> = vec![src.join("SUMMARY.md")];
     for target in links(&summary) {
         let path = src.join(&target);
-        assert!(path.is_file(), "SUMMARY.md lists {target}, which does not exist");
+        assert!(
+            path.is_file(),
+            "SUMMARY.md lists {target}, which does not exist"
+        );
         chapters.push(path);
     }
     assert!(chapters.len() > 5, "the book has chapters");
@@ -169,25 +253,36 @@ fn book_links_and_includes_resolve() {
         let text = std::fs::read_to_string(chapter).unwrap();
         let dir = chapter.parent().unwrap();
         for target in links(&text) {
-            assert!(dir.join(&target).exists(), "{}: broken link to {target}", chapter.display());
+            assert!(
+                dir.join(&target).exists(),
+                "{}: broken link to {target}",
+                chapter.display()
+            );
         }
         for (i, _) in text.match_indices("{{#include ") {
             let rest = &text[i + "{{#include ".len()..];
             let spec = rest[..rest.find("}}").expect("closed include")].trim();
-            let (file, anchor) = spec.split_once(':').map_or((spec, None), |(f, a)| (f, Some(a)));
+            let (file, anchor) = spec
+                .split_once(':')
+                .map_or((spec, None), |(f, a)| (f, Some(a)));
             let path = dir.join(file);
             let source = std::fs::read_to_string(&path)
                 .unwrap_or_else(|_| panic!("{}: includes missing {file}", chapter.display()));
             if let Some(anchor) = anchor.filter(|a| !a.chars().all(|c| c.is_ascii_digit())) {
                 assert!(
-                    source.contains(&format!("ANCHOR: {anchor}")) && source.contains(&format!("ANCHOR_END: {anchor}")),
+                    source.contains(&format!("ANCHOR: {anchor}"))
+                        && source.contains(&format!("ANCHOR_END: {anchor}")),
                     "{}: {file} has no anchor `{anchor}`",
                     chapter.display()
                 );
             }
         }
         for fence in ["```rust,ignore", "```ignore", "```rust, ignore"] {
-            assert!(!text.contains(fence), "{}: code must be included and compiled, not `ignore`d", chapter.display());
+            assert!(
+                !text.contains(fence),
+                "{}: code must be included and compiled, not `ignore`d",
+                chapter.display()
+            );
         }
     }
 }
@@ -198,15 +293,22 @@ fn every_layer_has_a_zoo_page() {
     let lib = std::fs::read_to_string(root.join("crates/burn-gnn-nn/src/lib.rs")).unwrap();
     let layers: Vec<&str> = lib
         .lines()
-        .filter(|l| l.starts_with("pub use conv::"))
+        .filter(|l| l.starts_with("pub use conv::") || l.starts_with("pub use hetero::"))
         .flat_map(|l| l[l.find('{').map_or(0, |i| i + 1)..].split(|c: char| !c.is_alphanumeric()))
-        .filter(|w| !w.is_empty() && !w.ends_with("Config") && *w != "pub" && *w != "use" && *w != "conv")
-        .filter(|w| w.chars().next().is_some_and(char::is_uppercase) && *w != "GcnNorm")
+        .filter(|w| {
+            !w.is_empty() && !w.ends_with("Config") && *w != "pub" && *w != "use" && *w != "conv"
+        })
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .filter(|w| !["GcnNorm", "BipartiteConv", "HeteroMerge", "NodeFeatures"].contains(w))
         .collect();
     assert!(layers.len() >= 12, "{layers:?}");
     for layer in layers {
         let page = root.join(format!("book/src/zoo/{}.md", layer.to_lowercase()));
-        let text = std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("{layer} has no page {}", page.display()));
-        assert!(text.contains(&format!(":{}}}}}", layer.to_lowercase())), "{layer}'s page does not include its definition");
+        let text = std::fs::read_to_string(&page)
+            .unwrap_or_else(|_| panic!("{layer} has no page {}", page.display()));
+        assert!(
+            text.contains(&format!(":{}}}}}", layer.to_lowercase())),
+            "{layer}'s page does not include its definition"
+        );
     }
 }

@@ -86,7 +86,7 @@ pub struct Prepared {
     pub test_idx: Tensor<1, Int>,
 }
 
-fn indices(mask: &[bool], device: &Device) -> Tensor<1, Int> {
+pub fn indices(mask: &[bool], device: &Device) -> Tensor<1, Int> {
     let v: Vec<i64> = (0..mask.len() as i64)
         .filter(|&i| mask[i as usize])
         .collect();
@@ -131,7 +131,7 @@ pub fn accuracy(logits: Tensor<2>, labels: &Tensor<1, Int>, idx: &Tensor<1, Int>
 }
 
 /// The fraction of rows of `logits` whose argmax is the row's label.
-fn fraction_right(logits: Tensor<2>, labels: Tensor<1, Int>) -> f64 {
+pub fn fraction_right(logits: Tensor<2>, labels: Tensor<1, Int>) -> f64 {
     let rows = labels.dims()[0];
     let pred = logits.argmax(1).squeeze_dim::<1>(1);
     let right = pred.equal(labels).int().sum().into_scalar::<i64>();
@@ -572,7 +572,7 @@ pub fn run_node_classification<M: NodeClassifier>(
 /// After `--eval-only`: when the checkpoint's run left a `summary.json` beside it, compares the
 /// reloaded model's accuracies with the ones recorded at training time (exits with 1 on a
 /// mismatch on the same backend: the checkpoint did not round-trip).
-fn check_against_summary(checkpoint: &Path, backend: &str, (val_acc, test_acc): (f64, f64)) {
+pub fn check_against_summary(checkpoint: &Path, backend: &str, (val_acc, test_acc): (f64, f64)) {
     let summary = checkpoint.with_file_name("summary.json");
     let Ok(text) = std::fs::read_to_string(&summary) else {
         return;

@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 #[cfg(feature = "download")]
+mod academic;
 mod download;
 mod error;
 mod karate;
@@ -36,6 +37,7 @@ mod planetoid;
 pub mod synthetic;
 
 #[cfg(feature = "download")]
+pub use academic::{Academic, AcademicConfig};
 pub use download::{DownloadEvent, SOURCE_ENV, download_planetoid, download_planetoid_from};
 pub use error::DataError;
 pub use karate::KarateClub;

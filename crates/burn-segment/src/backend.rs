@@ -11,6 +11,7 @@ use crate::composite;
 
 /// `shape` with dim 0 replaced by `num_segments`: the output shape of a reduction (also what
 /// `Fusion` records before the kernel runs).
+#[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the Fusion metadata
 pub(crate) fn rows_shape(shape: &Shape, num_segments: usize) -> Shape {
     let mut dims = shape.as_slice().to_vec();
     dims[0] = num_segments;

@@ -7,9 +7,11 @@ use burn_gnn_graph::EdgeType;
 use super::HeteroConv;
 use crate::{NnError, SageConv, SageConvConfig};
 
+// ANCHOR: heterosage
 /// GraphSAGE over a heterogeneous graph: a [`HeteroConv`] of one [`SageConv`] per relation
 /// (what PyG's `to_hetero` makes of a SAGE layer).
 pub type HeteroSage = HeteroConv<SageConv>;
+// ANCHOR_END: heterosage
 
 // ANCHOR: heterosageconfig
 /// Configuration of a [`HeteroSage`] layer.
