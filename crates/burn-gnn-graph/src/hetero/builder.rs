@@ -8,20 +8,20 @@ use super::{EdgeSet, EdgeType, HeteroGraph, NodeSet};
 use crate::graphs_tuple::{default_int, index_tensor};
 use crate::{Feature, FeatureSet, GraphError};
 
+/// Senders, receivers, counts per graph (if given) and features of an edge set being built.
+type EdgeEntry = (
+    Tensor<1, Int>,
+    Tensor<1, Int>,
+    Option<Tensor<1, Int>>,
+    FeatureSet,
+);
+
 /// Builds a [`HeteroGraph`]; see [`HeteroGraph::builder`].
 #[derive(Default)]
 pub struct HeteroGraphBuilder {
     pub(super) device: Device,
     node_sets: BTreeMap<String, (usize, Option<Tensor<1, Int>>, FeatureSet)>,
-    edge_sets: BTreeMap<
-        EdgeType,
-        (
-            Tensor<1, Int>,
-            Tensor<1, Int>,
-            Option<Tensor<1, Int>>,
-            FeatureSet,
-        ),
-    >,
+    edge_sets: BTreeMap<EdgeType, EdgeEntry>,
     context: FeatureSet,
     n_graph: Option<usize>,
     errors: Vec<GraphError>,
@@ -114,15 +114,7 @@ impl HeteroGraphBuilder {
             index_tensor(receivers.to_vec(), &device),
         )
     }
-    fn edge_entry(
-        &mut self,
-        edge_type: EdgeType,
-    ) -> Option<&mut (
-        Tensor<1, Int>,
-        Tensor<1, Int>,
-        Option<Tensor<1, Int>>,
-        FeatureSet,
-    )> {
+    fn edge_entry(&mut self, edge_type: EdgeType) -> Option<&mut EdgeEntry> {
         if !self.edge_sets.contains_key(&edge_type) {
             self.errors.push(GraphError::InvalidArgument(format!(
                 "edge type {edge_type} has no edges yet: call edge_set first"

@@ -35,12 +35,25 @@ impl HeteroGraph {
     /// For each node of [`to_homogeneous`](Self::to_homogeneous)'s graph, its row in the node
     /// types' rows concatenated in type order (one host read of the counts).
     fn homogeneous_order(&self) -> Vec<i64> {
-        let node_first: Vec<Vec<usize>> = self.node_sets.values().map(|s| prefix(&host_counts(&s.n_node))).collect();
-        let type_start = prefix(&self.node_sets.values().map(|s| s.num_nodes).collect::<Vec<_>>());
+        let node_first: Vec<Vec<usize>> = self
+            .node_sets
+            .values()
+            .map(|s| prefix(&host_counts(&s.n_node)))
+            .collect();
+        let type_start = prefix(
+            &self
+                .node_sets
+                .values()
+                .map(|s| s.num_nodes)
+                .collect::<Vec<_>>(),
+        );
         let mut order = Vec::with_capacity(*type_start.last().unwrap_or(&0));
         for g in 0..self.n_graph {
             for t in 0..self.node_sets.len() {
-                order.extend((node_first[t][g]..node_first[t][g + 1]).map(|local| (type_start[t] + local) as i64));
+                order.extend(
+                    (node_first[t][g]..node_first[t][g + 1])
+                        .map(|local| (type_start[t] + local) as i64),
+                );
             }
         }
         order
@@ -56,10 +69,15 @@ impl HeteroGraph {
     /// # Errors
     /// [`GraphError::InvalidArgument`] if a node type is missing from `x` or has the wrong
     /// number of rows, or the widths differ.
-    pub fn nodes_to_homogeneous(&self, x: &BTreeMap<String, Tensor<2>>) -> Result<Tensor<2>, GraphError> {
+    pub fn nodes_to_homogeneous(
+        &self,
+        x: &BTreeMap<String, Tensor<2>>,
+    ) -> Result<Tensor<2>, GraphError> {
         let mut parts = Vec::with_capacity(self.node_sets.len());
         for (t, s) in &self.node_sets {
-            let xt = x.get(t).ok_or_else(|| GraphError::InvalidArgument(format!("no features for node type `{t}`")))?;
+            let xt = x.get(t).ok_or_else(|| {
+                GraphError::InvalidArgument(format!("no features for node type `{t}`"))
+            })?;
             if xt.dims()[0] != s.num_nodes {
                 return Err(GraphError::InvalidArgument(format!(
                     "node type `{t}`: {} feature rows for {} nodes",
@@ -71,7 +89,9 @@ impl HeteroGraph {
         }
         let widths: Vec<usize> = parts.iter().map(|p| p.dims()[1]).collect();
         if widths.windows(2).any(|w| w[0] != w[1]) {
-            return Err(GraphError::InvalidArgument(format!("node types have different widths {widths:?}")));
+            return Err(GraphError::InvalidArgument(format!(
+                "node types have different widths {widths:?}"
+            )));
         }
         let Some(width) = widths.first().copied() else {
             return Ok(Tensor::empty([0, 0], &self.device));
@@ -91,17 +111,27 @@ impl HeteroGraph {
     ///
     /// # Errors
     /// [`GraphError::InvalidArgument`] if `x` does not have one row per node.
-    pub fn nodes_from_homogeneous(&self, x: Tensor<2>) -> Result<BTreeMap<String, Tensor<2>>, GraphError> {
+    pub fn nodes_from_homogeneous(
+        &self,
+        x: Tensor<2>,
+    ) -> Result<BTreeMap<String, Tensor<2>>, GraphError> {
         let order = self.homogeneous_order();
         let [rows, width] = x.dims();
         if rows != order.len() {
-            return Err(GraphError::InvalidArgument(format!("{rows} rows for {} nodes", order.len())));
+            return Err(GraphError::InvalidArgument(format!(
+                "{rows} rows for {} nodes",
+                order.len()
+            )));
         }
         let mut inverse = vec![0i64; rows];
         for (new, &old) in order.iter().enumerate() {
             inverse[old as usize] = new as i64;
         }
-        let type_major = if rows == 0 { x } else { x.select(0, index_tensor(inverse, &self.device)) };
+        let type_major = if rows == 0 {
+            x
+        } else {
+            x.select(0, index_tensor(inverse, &self.device))
+        };
         let mut out = BTreeMap::new();
         let mut start = 0;
         for (t, s) in &self.node_sets {
@@ -151,9 +181,10 @@ impl HeteroGraph {
         let (mut node_order, mut node_type, mut n_node) = (vec![], vec![], vec![0i64; g_count]);
         for g in 0..g_count {
             for t in 0..self.node_sets.len() {
-                for local in node_first[t][g]..node_first[t][g + 1] {
-                    new_index[t][local] = node_order.len() as i64;
-                    node_order.push((type_start[t] + local) as i64);
+                let locals = node_first[t][g]..node_first[t][g + 1];
+                for (local, slot) in new_index[t][locals.clone()].iter_mut().zip(locals) {
+                    *local = node_order.len() as i64;
+                    node_order.push((type_start[t] + slot) as i64);
                     node_type.push(t as i64);
                     n_node[g] += 1;
                 }
