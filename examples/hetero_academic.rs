@@ -31,8 +31,8 @@ use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_data::{Academic, AcademicConfig};
 use burn_gnn_graph::{EDGE_TYPE, FeatureSetKind, GraphsTuple, HeteroGraph};
 use burn_gnn_nn::{
-    HanConv, HanConvConfig, HeteroSage, HeteroSageConfig, HgtConv, HgtConvConfig, NodeFeatures,
-    RgcnConv, RgcnConvConfig,
+    HanConvConfig, HeteroLayer, HeteroSageConfig, HgtConvConfig, NodeFeatures, RgcnConv,
+    RgcnConvConfig,
 };
 use common::progress::Progress;
 use common::{EpochRow, Outputs, exit_with};
@@ -77,31 +77,27 @@ trait PaperClassifier: Module + Clone {
     fn logits(&self, d: &Data) -> Tensor<2>;
 }
 
-fn relu_all(x: NodeFeatures, dropout: &Dropout) -> NodeFeatures {
-    x.into_iter()
-        .map(|(t, v)| (t, dropout.forward(relu(v))))
-        .collect()
-}
-
 // ANCHOR: models
-/// Two heterogeneous GraphSAGE layers (one `SageConv` per relation, summed per type).
+/// Heterogeneous layers (`HeteroSage`, `HgtConv` or `HanConv`) with ReLU and dropout, then a
+/// linear head on the papers.
 #[derive(Module, Debug)]
-struct Sage {
-    layers: Vec<HeteroSage>,
+struct Stack<L: Module> {
+    layers: Vec<L>,
     head: Linear,
     dropout: Dropout,
 }
 
-impl PaperClassifier for Sage {
+impl<L: Module + burn::module::ModuleDisplay + HeteroLayer> PaperClassifier for Stack<L> {
     fn logits(&self, d: &Data) -> Tensor<2> {
         let mut h = d.x.clone();
         for layer in &self.layers {
-            h = relu_all(
-                layer
-                    .forward(&h, &d.graph)
-                    .expect("every type has features"),
-                &self.dropout,
-            );
+            let out = layer
+                .forward_hetero(&h, &d.graph)
+                .expect("every type has features");
+            h = out
+                .into_iter()
+                .map(|(t, v)| (t, self.dropout.forward(relu(v))))
+                .collect();
         }
         self.head.forward(h.remove("paper").expect("papers"))
     }
@@ -125,49 +121,6 @@ impl PaperClassifier for Rgcn {
         }
         let mut by_type = d.graph.nodes_from_homogeneous(h).expect("one row per node");
         self.head.forward(by_type.remove("paper").expect("papers"))
-    }
-}
-
-/// Two HGT layers (4 heads).
-#[derive(Module, Debug)]
-struct Hgt {
-    layers: Vec<HgtConv>,
-    head: Linear,
-    dropout: Dropout,
-}
-
-impl PaperClassifier for Hgt {
-    fn logits(&self, d: &Data) -> Tensor<2> {
-        let mut h = d.x.clone();
-        for layer in &self.layers {
-            h = relu_all(
-                layer
-                    .forward(&h, &d.graph)
-                    .expect("every type has features"),
-                &self.dropout,
-            );
-        }
-        self.head.forward(h.remove("paper").expect("papers"))
-    }
-}
-
-/// One HAN layer (8 heads) and a linear head.
-#[derive(Module, Debug)]
-struct Han {
-    layer: HanConv,
-    head: Linear,
-    dropout: Dropout,
-}
-
-impl PaperClassifier for Han {
-    fn logits(&self, d: &Data) -> Tensor<2> {
-        let mut h = relu_all(
-            self.layer
-                .forward(&d.x, &d.graph)
-                .expect("every type has features"),
-            &self.dropout,
-        );
-        self.head.forward(h.remove("paper").expect("papers"))
     }
 }
 
@@ -401,7 +354,7 @@ fn main() {
     let dropout = || DropoutConfig::new(0.5).init();
     let head = |d: &Device| LinearConfig::new(HIDDEN, classes).init(d);
     match args.model.as_str() {
-        "sage" => run(&args, &academic, |d| Sage {
+        "sage" => run(&args, &academic, |d| Stack {
             layers: [d_in, HIDDEN]
                 .iter()
                 .map(|&i| {
@@ -426,7 +379,7 @@ fn main() {
             head: head(d),
             dropout: dropout(),
         }),
-        "hgt" => run(&args, &academic, |d| Hgt {
+        "hgt" => run(&args, &academic, |d| Stack {
             layers: [d_in, HIDDEN]
                 .iter()
                 .map(|&i| {
@@ -439,11 +392,13 @@ fn main() {
             head: head(d),
             dropout: dropout(),
         }),
-        "han" => run(&args, &academic, |d| Han {
-            layer: HanConvConfig::new(d_in, HIDDEN, types.clone(), edge_types.clone())
-                .with_heads(8)
-                .init(d)
-                .expect("valid"),
+        "han" => run(&args, &academic, |d| Stack {
+            layers: vec![
+                HanConvConfig::new(d_in, HIDDEN, types.clone(), edge_types.clone())
+                    .with_heads(8)
+                    .init(d)
+                    .expect("valid"),
+            ],
             head: head(d),
             dropout: dropout(),
         }),

@@ -4,7 +4,7 @@ use burn::tensor::{Int, Tensor};
 
 use crate::feature::{gather_rows, unless_empty};
 use crate::graphs_tuple::{host_ints, index_tensor};
-use crate::{Feature, FeatureSet, FeatureSetKind, GraphError, GraphsTuple};
+use crate::{FeatureSet, FeatureSetKind, GraphError, GraphsTuple};
 
 /// Concatenates graphs into one [`GraphsTuple`]: features along dim 0, `n_node`/`n_edge`
 /// joined, and each graph's `senders`/`receivers` offset by the nodes before it. No host read:
@@ -50,23 +50,7 @@ pub fn batch(graphs: &[GraphsTuple]) -> Result<GraphsTuple, GraphError> {
     }
     let cat_set = |set: FeatureSetKind| -> Result<FeatureSet, GraphError> {
         let sets: Vec<&FeatureSet> = graphs.iter().map(|g| g.feature_set(set)).collect();
-        let cat =
-            |pick: &dyn Fn(&FeatureSet) -> Option<Feature>| -> Result<Option<Feature>, GraphError> {
-                let parts: Option<Vec<Feature>> = sets.iter().map(|s| pick(s)).collect();
-                parts
-                    .map(|p| Feature::cat(p).map_err(GraphError::SchemaMismatch))
-                    .transpose()
-            };
-        let mut out = FeatureSet {
-            main: cat(&|s| s.main.clone())?,
-            ..Default::default()
-        };
-        for name in sets[0].named.keys() {
-            if let Some(f) = cat(&|s| s.named.get(name).cloned())? {
-                out.named.insert(name.clone(), f);
-            }
-        }
-        Ok(out)
+        FeatureSet::cat(&sets).map_err(GraphError::SchemaMismatch)
     };
     let any_padding = graphs.iter().any(GraphsTuple::has_padding);
     Ok(GraphsTuple {
@@ -173,7 +157,9 @@ impl GraphsTuple {
             senders: unless_empty(gather_rows(self.senders.clone(), edges.clone()), |t| {
                 t.sub(shifts.clone())
             }),
-            receivers: unless_empty(gather_rows(self.receivers.clone(), edges), |t| t.sub(shifts)),
+            receivers: unless_empty(gather_rows(self.receivers.clone(), edges), |t| {
+                t.sub(shifts)
+            }),
             n_node: gather_rows(self.n_node.clone(), graphs.clone()),
             n_edge: gather_rows(self.n_edge.clone(), graphs),
             num_nodes,

@@ -337,6 +337,33 @@ pub struct FeatureSet {
 pub(crate) const MAIN: &str = "main";
 
 impl FeatureSet {
+    /// The sets' features concatenated along dim 0 (batching). Features all sets carry are
+    /// joined; the caller checks first that the sets share one schema.
+    ///
+    /// # Errors
+    /// A message from [`Feature::cat`] when kinds, dtypes or trailing shapes differ.
+    pub(crate) fn cat(sets: &[&FeatureSet]) -> Result<FeatureSet, String> {
+        let cat =
+            |pick: &dyn Fn(&FeatureSet) -> Option<Feature>| -> Result<Option<Feature>, String> {
+                let parts: Option<Vec<Feature>> = sets.iter().map(|s| pick(s)).collect();
+                parts.map(Feature::cat).transpose()
+            };
+        let mut out = FeatureSet {
+            main: cat(&|s| s.main.clone())?,
+            ..Default::default()
+        };
+        for name in sets
+            .first()
+            .map(|s| s.named.keys().collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            if let Some(f) = cat(&|s| s.named.get(name).cloned())? {
+                out.named.insert(name.clone(), f);
+            }
+        }
+        Ok(out)
+    }
+
     /// Every feature with its name (`"main"` for the unnamed one).
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Feature)> {
         self.main

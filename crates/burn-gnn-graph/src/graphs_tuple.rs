@@ -63,6 +63,35 @@ pub(crate) fn host_ints(t: &Tensor<1, Int>) -> Vec<i64> {
     t.to_data().iter::<i64>().collect()
 }
 
+/// Checks per-graph counts read from the host: none negative, and summing to `expected` (the
+/// size the shapes give).
+pub(crate) fn check_counts(
+    counts: &[i64],
+    expected: usize,
+    field: &'static str,
+    what: &'static str,
+) -> Result<(), GraphError> {
+    if let Some((graph, &value)) = counts.iter().enumerate().find(|(_, c)| **c < 0) {
+        return Err(GraphError::NegativeCount {
+            field,
+            graph,
+            value,
+        });
+    }
+    // i128: counts read from a file may be anything; the sum must not overflow.
+    let sum: i128 = counts.iter().map(|&c| c as i128).sum();
+    if sum != expected as i128 {
+        let sum = sum.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+        return Err(GraphError::CountSum {
+            field,
+            sum,
+            expected,
+            what,
+        });
+    }
+    Ok(())
+}
+
 /// An index tensor in the device's default int dtype.
 pub(crate) fn index_tensor(values: Vec<i64>, device: &Device) -> Tensor<1, Int> {
     let n = values.len();
@@ -147,29 +176,8 @@ impl GraphsTuple {
         self.check_shapes()?;
         let n_node = host_ints(&self.n_node);
         let n_edge = host_ints(&self.n_edge);
-        for (field, counts, expected, what) in [
-            ("n_node", &n_node, self.num_nodes, "nodes"),
-            ("n_edge", &n_edge, self.sum_n_edge(), "edges"),
-        ] {
-            if let Some((graph, &value)) = counts.iter().enumerate().find(|(_, c)| **c < 0) {
-                return Err(GraphError::NegativeCount {
-                    field,
-                    graph,
-                    value,
-                });
-            }
-            // i128: counts read from a file may be anything; the sum must not overflow.
-            let sum: i128 = counts.iter().map(|&c| c as i128).sum();
-            if sum != expected as i128 {
-                let sum = sum.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-                return Err(GraphError::CountSum {
-                    field,
-                    sum,
-                    expected,
-                    what,
-                });
-            }
-        }
+        check_counts(&n_node, self.num_nodes, "n_node", "nodes")?;
+        check_counts(&n_edge, self.sum_n_edge(), "n_edge", "edges")?;
         let (senders, receivers) = (host_ints(&self.senders), host_ints(&self.receivers));
         let mut edge = 0usize;
         let mut first_node = 0usize;

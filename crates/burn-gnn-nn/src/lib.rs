@@ -52,7 +52,7 @@ pub use hetero::han::{HanConv, HanConvConfig};
 pub use hetero::hgt::{HgtConv, HgtConvConfig};
 pub use hetero::rgcn::{RgcnConv, RgcnConvConfig};
 pub use hetero::sage::{HeteroSage, HeteroSageConfig};
-pub use hetero::{BipartiteConv, HeteroConv, HeteroMerge, NodeFeatures};
+pub use hetero::{BipartiteConv, HeteroConv, HeteroLayer, HeteroMerge, NodeFeatures};
 pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };

@@ -7,27 +7,11 @@ use burn::tensor::{Bool, Int, Tensor, TensorData};
 use super::{EdgeSet, EdgeType, HeteroGraph, NodeSet, prefix};
 use crate::feature::unless_empty;
 use crate::graphs_tuple::{host_ints, index_tensor};
-use crate::{Feature, FeatureSet, GraphError};
+use crate::{FeatureSet, GraphError};
 
 /// Concatenates the sets of `sets` (same schema checked by the caller).
 fn cat_sets(sets: &[&FeatureSet]) -> Result<FeatureSet, GraphError> {
-    let cat =
-        |pick: &dyn Fn(&FeatureSet) -> Option<Feature>| -> Result<Option<Feature>, GraphError> {
-            let parts: Option<Vec<Feature>> = sets.iter().map(|s| pick(s)).collect();
-            parts
-                .map(|p| Feature::cat(p).map_err(GraphError::HeteroMismatch))
-                .transpose()
-        };
-    let mut out = FeatureSet {
-        main: cat(&|s| s.main.clone())?,
-        ..Default::default()
-    };
-    for name in sets[0].named.keys() {
-        if let Some(f) = cat(&|s| s.named.get(name).cloned())? {
-            out.named.insert(name.clone(), f);
-        }
-    }
-    Ok(out)
+    FeatureSet::cat(sets).map_err(GraphError::HeteroMismatch)
 }
 
 fn shift(t: &Tensor<1, Int>, by: usize) -> Tensor<1, Int> {

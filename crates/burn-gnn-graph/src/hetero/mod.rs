@@ -17,7 +17,7 @@ use std::fmt;
 use burn::tensor::{Device, Int, Tensor};
 use serde::{Deserialize, Serialize};
 
-use crate::graphs_tuple::host_ints;
+use crate::graphs_tuple::{check_counts, host_ints};
 use crate::{Feature, FeatureSet, GraphError};
 
 /// The type of an edge set: `(source node type, relation, target node type)`, as in PyG's
@@ -255,7 +255,7 @@ impl HeteroGraph {
             .map_err(in_set("context".into()))?;
         let mut firsts: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (t, s) in &self.node_sets {
-            let counts = check_counts(&s.n_node, self.n_graph, s.num_nodes, "n_node", "nodes")
+            let counts = read_counts(&s.n_node, self.n_graph, s.num_nodes, "n_node", "nodes")
                 .map_err(in_set(format!("node set `{t}`")))?;
             rows_ok(&s.features, s.num_nodes, crate::FeatureSetKind::Nodes)
                 .map_err(in_set(format!("node set `{t}`")))?;
@@ -282,7 +282,7 @@ impl HeteroGraph {
                 }));
             }
             let counts =
-                check_counts(&s.n_edge, self.n_graph, ns, "n_edge", "edges").map_err(&wrap)?;
+                read_counts(&s.n_edge, self.n_graph, ns, "n_edge", "edges").map_err(&wrap)?;
             rows_ok(&s.features, ns, crate::FeatureSetKind::Edges).map_err(&wrap)?;
             let edge_first = prefix(&counts);
             for (field, idx, firsts) in [
@@ -362,7 +362,7 @@ impl HeteroGraph {
 }
 
 /// Reads `counts` and checks: one per graph, non-negative, summing to `expected`.
-fn check_counts(
+fn read_counts(
     counts: &Tensor<1, Int>,
     n_graph: usize,
     expected: usize,
@@ -376,23 +376,7 @@ fn check_counts(
         )));
     }
     let values = host_ints(counts);
-    if let Some((graph, &value)) = values.iter().enumerate().find(|(_, c)| **c < 0) {
-        return Err(GraphError::NegativeCount {
-            field,
-            graph,
-            value,
-        });
-    }
-    let sum: i128 = values.iter().map(|&c| c as i128).sum();
-    if sum != expected as i128 {
-        let sum = sum.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
-        return Err(GraphError::CountSum {
-            field,
-            sum,
-            expected,
-            what,
-        });
-    }
+    check_counts(&values, expected, field, what)?;
     Ok(values.into_iter().map(|c| c as usize).collect())
 }
 

@@ -81,6 +81,51 @@ impl HeteroMerge {
     }
 }
 
+/// A layer from node features by type to node features by type over a [`HeteroGraph`]: what
+/// [`HeteroConv`], [`HgtConv`](crate::HgtConv) and [`HanConv`](crate::HanConv) share, so that a
+/// model can stack any of them.
+pub trait HeteroLayer {
+    /// Applies the layer.
+    ///
+    /// # Errors
+    /// [`NnError::Hetero`] when `x` lacks a node type the layer needs.
+    fn forward_hetero(
+        &self,
+        x: &NodeFeatures,
+        graph: &HeteroGraph,
+    ) -> Result<NodeFeatures, NnError>;
+}
+
+impl<C: Module + BipartiteConv> HeteroLayer for HeteroConv<C> {
+    fn forward_hetero(
+        &self,
+        x: &NodeFeatures,
+        graph: &HeteroGraph,
+    ) -> Result<NodeFeatures, NnError> {
+        self.forward(x, graph)
+    }
+}
+
+impl HeteroLayer for hgt::HgtConv {
+    fn forward_hetero(
+        &self,
+        x: &NodeFeatures,
+        graph: &HeteroGraph,
+    ) -> Result<NodeFeatures, NnError> {
+        self.forward(x, graph)
+    }
+}
+
+impl HeteroLayer for han::HanConv {
+    fn forward_hetero(
+        &self,
+        x: &NodeFeatures,
+        graph: &HeteroGraph,
+    ) -> Result<NodeFeatures, NnError> {
+        self.forward(x, graph)
+    }
+}
+
 /// A convolution from a source node set to a target node set: one relation of a
 /// heterogeneous graph, as [`HeteroConv`] runs it.
 pub trait BipartiteConv {
