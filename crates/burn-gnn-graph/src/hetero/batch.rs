@@ -1,6 +1,7 @@
 //! Batching, unbatching and padding of [`HeteroGraph`]s, and their masks.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use burn::tensor::{Bool, Int, Tensor, TensorData};
 
@@ -97,6 +98,7 @@ impl HeteroGraph {
             padding: any_padding
                 .then(|| graphs.iter().flat_map(HeteroGraph::padding_flags).collect()),
             device: first.device.clone(),
+            homogeneous: OnceLock::new(),
         })
     }
 
@@ -155,6 +157,7 @@ impl HeteroGraph {
                     n_graph: 1,
                     padding: flags[g].then(|| vec![true]),
                     device: self.device.clone(),
+                    homogeneous: OnceLock::new(),
                 }
             })
             .collect()
@@ -278,6 +281,7 @@ impl HeteroGraph {
             n_graph,
             padding: Some(padding),
             device: self.device.clone(),
+            homogeneous: OnceLock::new(),
         })
     }
 
@@ -338,6 +342,7 @@ impl HeteroGraph {
             n_graph: 0,
             padding: None,
             device: self.device.clone(),
+            homogeneous: OnceLock::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! [`HeteroGraphBuilder`]: assembles and validates a [`HeteroGraph`].
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use burn::tensor::{Device, Int, Tensor};
 
@@ -240,6 +241,7 @@ impl HeteroGraphBuilder {
             n_graph,
             padding: None,
             device,
+            homogeneous: OnceLock::new(),
         };
         g.validate()?;
         Ok(g)

@@ -1,6 +1,7 @@
 //! [`HeteroGraph`] ⇄ [`GraphsTuple`] with type ids (PyG's `to_homogeneous` and back).
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use burn::tensor::{Int, Tensor};
 
@@ -59,6 +60,22 @@ impl HeteroGraph {
         order
     }
 
+    /// `[order, inverse]`: the type-major row of each homogeneous node and back, read from the
+    /// counts on first use and kept.
+    fn homogeneous_index(&self) -> &[Tensor<1, Int>; 2] {
+        self.homogeneous.get_or_init(|| {
+            let order = self.homogeneous_order();
+            let mut inverse = vec![0i64; order.len()];
+            for (new, &old) in order.iter().enumerate() {
+                inverse[old as usize] = new as i64;
+            }
+            [
+                index_tensor(order, &self.device),
+                index_tensor(inverse, &self.device),
+            ]
+        })
+    }
+
     /// Node features by type as the rows of [`to_homogeneous`](Self::to_homogeneous)'s graph:
     /// how to feed a heterogeneous graph's features to a layer that runs on its homogeneous
     /// form (such as `RgcnConv`).
@@ -96,11 +113,11 @@ impl HeteroGraph {
         let Some(width) = widths.first().copied() else {
             return Ok(Tensor::empty([0, 0], &self.device));
         };
-        let order = self.homogeneous_order();
-        if order.is_empty() {
-            return Ok(Tensor::zeros([0, width], &self.device));
+        let [order, _] = self.homogeneous_index();
+        if order.dims()[0] == 0 {
+            return Ok(Tensor::empty([0, width], &self.device));
         }
-        Ok(Tensor::cat(parts, 0).select(0, index_tensor(order, &self.device)))
+        Ok(Tensor::cat(parts, 0).select(0, order.clone()))
     }
 
     /// The inverse of [`nodes_to_homogeneous`](Self::nodes_to_homogeneous): rows of the
@@ -115,28 +132,24 @@ impl HeteroGraph {
         &self,
         x: Tensor<2>,
     ) -> Result<BTreeMap<String, Tensor<2>>, GraphError> {
-        let order = self.homogeneous_order();
+        let [_, inverse] = self.homogeneous_index();
         let [rows, width] = x.dims();
-        if rows != order.len() {
+        if rows != inverse.dims()[0] {
             return Err(GraphError::InvalidArgument(format!(
                 "{rows} rows for {} nodes",
-                order.len()
+                inverse.dims()[0]
             )));
-        }
-        let mut inverse = vec![0i64; rows];
-        for (new, &old) in order.iter().enumerate() {
-            inverse[old as usize] = new as i64;
         }
         let type_major = if rows == 0 {
             x
         } else {
-            x.select(0, index_tensor(inverse, &self.device))
+            x.select(0, inverse.clone())
         };
         let mut out = BTreeMap::new();
         let mut start = 0;
         for (t, s) in &self.node_sets {
             let part = if s.num_nodes == 0 {
-                Tensor::zeros([0, width], (&self.device, type_major.dtype()))
+                Tensor::empty([0, width], (&self.device, type_major.dtype()))
             } else {
                 type_major.clone().slice(start..start + s.num_nodes)
             };
@@ -406,6 +419,7 @@ impl HeteroGraph {
             n_graph,
             padding: graph.has_padding().then(|| graph.padding_flags()),
             device: device.clone(),
+            homogeneous: OnceLock::new(),
         };
         hetero.validate()?;
         Ok(hetero)

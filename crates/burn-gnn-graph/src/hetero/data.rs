@@ -1,6 +1,7 @@
 //! [`HeteroGraphData`]: a host-side, serde mirror of a [`HeteroGraph`].
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use burn::tensor::Device;
 use serde::{Deserialize, Serialize};
@@ -206,6 +207,7 @@ impl HeteroGraph {
             n_graph: data.n_graph,
             padding: (!data.padding.is_empty()).then(|| data.padding.clone()),
             device: device.clone(),
+            homogeneous: OnceLock::new(),
         };
         g.validate()?;
         Ok(g)

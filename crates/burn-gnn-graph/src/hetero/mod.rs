@@ -13,6 +13,7 @@ pub use data::{EdgeSetData, HeteroGraphData, NodeSetData};
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use burn::tensor::{Device, Int, Tensor};
 use serde::{Deserialize, Serialize};
@@ -148,6 +149,9 @@ pub struct HeteroGraph {
     pub(crate) n_graph: usize,
     pub(crate) padding: Option<Vec<bool>>,
     pub(crate) device: Device,
+    /// `[order, inverse]` between the per-type and the homogeneous node layouts, built on first
+    /// use (see `nodes_to_homogeneous`).
+    pub(crate) homogeneous: OnceLock<[Tensor<1, Int>; 2]>,
 }
 
 impl HeteroGraph {
@@ -357,6 +361,7 @@ impl HeteroGraph {
             n_graph: self.n_graph,
             padding: self.padding.clone(),
             device: device.clone(),
+            homogeneous: OnceLock::new(),
         }
     }
 }

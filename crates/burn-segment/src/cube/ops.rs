@@ -315,9 +315,8 @@ pub(super) fn gather(data: CubeTensor, ids: CubeTensor) -> CubeTensor {
     if e == 0 || d == 0 {
         return full(out_shape, 0.0, data.dtype, &data);
     }
-    let out = CubeBackend::float_empty(out_shape.clone(), &data.device, FloatDType::F32);
     let out = match data.dtype {
-        DType::F32 => out,
+        DType::F32 => CubeBackend::float_empty(out_shape, &data.device, FloatDType::F32),
         other => CubeBackend::int_empty(out_shape, &data.device, IntDType::from(other)),
     };
     let (data, ids) = (into_contiguous(data), into_contiguous(ids));
