@@ -34,6 +34,7 @@ mod error;
 mod karate;
 mod pickle;
 mod planetoid;
+mod sampler;
 pub mod synthetic;
 
 #[cfg(feature = "download")]
@@ -41,6 +42,7 @@ pub use academic::{Academic, AcademicConfig};
 pub use download::{DownloadEvent, SOURCE_ENV, download_planetoid, download_planetoid_from};
 pub use error::DataError;
 pub use karate::KarateClub;
+pub use sampler::{InNeighbors, NeighborLoader, SampledBatch};
 pub use planetoid::{DATA_DIR_ENV, Planetoid, data_dir};
 
 /// Parses a pickle and reports whether this reader accepts it (for fuzzing the reader).

@@ -1,0 +1,267 @@
+//! [`NeighborLoader`]: GraphSAGE-style neighbour sampling into [`GraphsTuple`] mini-batches.
+
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_gnn_graph::GraphsTuple;
+use rayon::prelude::*;
+
+use crate::DataError;
+use crate::synthetic::SplitMix64;
+
+/// The incoming neighbours of every node, on the host: `in_neighbors(v)` are the senders of
+/// the edges into `v`, in edge order (CSR over receivers).
+#[derive(Clone, Debug)]
+pub struct InNeighbors {
+    offsets: Vec<usize>,
+    senders: Vec<u32>,
+}
+
+impl InNeighbors {
+    /// Builds the lists from an edge list (a stable counting sort by receiver, O(E)).
+    ///
+    /// # Errors
+    /// [`DataError::InvalidArgument`] for lists of different lengths, an index outside
+    /// `0..num_nodes`, or more than `u32::MAX` nodes.
+    pub fn new(
+        senders: &[i64],
+        receivers: &[i64],
+        num_nodes: usize,
+    ) -> Result<InNeighbors, DataError> {
+        let bad = |m: String| Err(DataError::InvalidArgument(format!("neighbour lists: {m}")));
+        if senders.len() != receivers.len() {
+            return bad(format!(
+                "{} senders but {} receivers",
+                senders.len(),
+                receivers.len()
+            ));
+        }
+        if num_nodes > u32::MAX as usize {
+            return bad(format!("{num_nodes} nodes do not fit u32 indices"));
+        }
+        if let Some((e, v)) = senders
+            .iter()
+            .chain(receivers)
+            .enumerate()
+            .find(|(_, v)| !(0..num_nodes as i64).contains(v))
+        {
+            return bad(format!(
+                "index {v} at position {e} is outside 0..{num_nodes}"
+            ));
+        }
+        let mut offsets = vec![0usize; num_nodes + 1];
+        for &r in receivers {
+            offsets[r as usize + 1] += 1;
+        }
+        for v in 0..num_nodes {
+            offsets[v + 1] += offsets[v];
+        }
+        let mut next = offsets.clone();
+        let mut sorted = vec![0u32; senders.len()];
+        for (&s, &r) in senders.iter().zip(receivers) {
+            sorted[next[r as usize]] = s as u32;
+            next[r as usize] += 1;
+        }
+        Ok(InNeighbors {
+            offsets,
+            senders: sorted,
+        })
+    }
+
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// The senders of the edges into `v`.
+    pub fn of(&self, v: usize) -> &[u32] {
+        &self.senders[self.offsets[v]..self.offsets[v + 1]]
+    }
+}
+
+/// One sampled mini-batch: the subgraph that the seed nodes' `L`-layer computation reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledBatch {
+    /// Global id of each node of the subgraph; the seeds come first, in batch order.
+    pub nodes: Vec<i64>,
+    /// Number of seed nodes (the first `num_seeds` of `nodes`).
+    pub num_seeds: usize,
+    /// Sampled edges, as local indices into `nodes` (messages flow `senders -> receivers`).
+    pub senders: Vec<i64>,
+    /// See `senders`.
+    pub receivers: Vec<i64>,
+}
+
+impl SampledBatch {
+    /// The batch as a one-graph [`GraphsTuple`] on `device`, with the rows of `x` (all nodes'
+    /// features, `[num_nodes, D]`) for its nodes as node features and an Int node feature
+    /// `"seed"`, 1 for the seeds (the first `num_seeds` nodes) and 0 for the others.
+    ///
+    /// # Errors
+    /// Only if the graph fails validation (a bug).
+    pub fn graph(&self, x: &Tensor<2>, device: &Device) -> Result<GraphsTuple, DataError> {
+        let n = self.nodes.len();
+        let index =
+            Tensor::<1, Int>::from_data(TensorData::new(self.nodes.clone(), [n]), &x.device());
+        let features = burn_gnn_graph::gather_rows(x.clone(), index).to_device(device);
+        let seeds: Vec<i64> = (0..n).map(|i| i64::from(i < self.num_seeds)).collect();
+        let g = GraphsTuple::from_coo(&self.senders, &self.receivers, n, device)?
+            .with_nodes(features)?
+            .with_feature(
+                burn_gnn_graph::FeatureSetKind::Nodes,
+                Some("seed"),
+                Some(Tensor::<1, Int>::from_data(TensorData::new(seeds, [n]), device).into()),
+            )?;
+        Ok(g)
+    }
+
+    /// Number of sampled edges.
+    pub fn num_edges(&self) -> usize {
+        self.senders.len()
+    }
+}
+
+/// Mini-batches of seed nodes with their sampled neighbourhoods, GraphSAGE style
+/// ([Hamilton et al., 2017](https://arxiv.org/abs/1706.02216)), as PyG's `NeighborLoader`: for
+/// each layer, every node of the frontier draws up to `fanouts[l]` of its incoming neighbours
+/// without replacement (all of them if it has fewer), and the new nodes form the next frontier.
+///
+/// Seeded and reproducible: epoch `e` shuffles the seeds with `seed + e`, and each node's draw
+/// comes from its own stream of `(seed, epoch, batch, layer, node)`, so the batches are the same
+/// whatever the number of rayon threads that sample them in parallel.
+#[derive(Clone, Debug)]
+pub struct NeighborLoader {
+    graph: InNeighbors,
+    seeds: Vec<i64>,
+    fanouts: Vec<usize>,
+    batch_size: usize,
+    shuffle: bool,
+    seed: u64,
+}
+
+impl NeighborLoader {
+    /// A loader over `seeds` (the nodes to compute outputs for, e.g. the training nodes).
+    ///
+    /// # Errors
+    /// [`DataError::InvalidArgument`] for a zero batch size, no layers, or a seed outside the
+    /// graph.
+    pub fn new(
+        graph: InNeighbors,
+        seeds: Vec<i64>,
+        fanouts: Vec<usize>,
+        batch_size: usize,
+    ) -> Result<NeighborLoader, DataError> {
+        if batch_size == 0 || fanouts.is_empty() {
+            return Err(DataError::InvalidArgument(
+                "NeighborLoader: batch_size and the fan-out list must be non-empty".into(),
+            ));
+        }
+        if let Some(s) = seeds
+            .iter()
+            .find(|&&s| !(0..graph.num_nodes() as i64).contains(&s))
+        {
+            return Err(DataError::InvalidArgument(format!(
+                "NeighborLoader: seed node {s} is outside the graph"
+            )));
+        }
+        Ok(NeighborLoader {
+            graph,
+            seeds,
+            fanouts,
+            batch_size,
+            shuffle: true,
+            seed: 0,
+        })
+    }
+
+    /// Shuffle the seeds every epoch (default) or keep their order.
+    pub fn with_shuffle(mut self, shuffle: bool) -> Self {
+        self.shuffle = shuffle;
+        self
+    }
+
+    /// The random seed (default 0).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Number of batches per epoch.
+    pub fn num_batches(&self) -> usize {
+        self.seeds.len().div_ceil(self.batch_size)
+    }
+
+    /// The batches of epoch `epoch`, sampled lazily, one per `next()`.
+    pub fn epoch(&self, epoch: u64) -> impl Iterator<Item = SampledBatch> + '_ {
+        let mut order = self.seeds.clone();
+        if self.shuffle {
+            SplitMix64::new(self.seed.wrapping_add(epoch)).shuffle(&mut order);
+        }
+        let chunks: Vec<Vec<i64>> = order.chunks(self.batch_size).map(<[i64]>::to_vec).collect();
+        chunks
+            .into_iter()
+            .enumerate()
+            .map(move |(b, seeds)| self.sample(&seeds, epoch, b as u64))
+    }
+
+    /// Samples the neighbourhood of `seeds` (batch `batch` of `epoch`, for the random streams).
+    pub fn sample(&self, seeds: &[i64], epoch: u64, batch: u64) -> SampledBatch {
+        let mut local = std::collections::HashMap::with_capacity(seeds.len() * 4);
+        let mut nodes: Vec<i64> = Vec::with_capacity(seeds.len() * 4);
+        for &s in seeds {
+            local.entry(s).or_insert_with(|| {
+                nodes.push(s);
+                nodes.len() as i64 - 1
+            });
+        }
+        let num_seeds = nodes.len();
+        let (mut senders, mut receivers) = (vec![], vec![]);
+        let mut frontier: Vec<i64> = nodes.clone();
+        let base = self.seed
+            ^ epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ batch.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        for (layer, &k) in self.fanouts.iter().enumerate() {
+            let layer_base = base ^ (layer as u64 + 1).wrapping_mul(0x94D0_49BB_1331_11EB);
+            // Each frontier node draws its neighbours from its own stream: parallel, yet the
+            // same draws for any number of threads.
+            let draws: Vec<Vec<u32>> = frontier
+                .par_iter()
+                .map(|&v| {
+                    let nb = self.graph.of(v as usize);
+                    if nb.len() <= k {
+                        return nb.to_vec();
+                    }
+                    let mut rng = SplitMix64::new(
+                        layer_base ^ (v as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9),
+                    );
+                    // Partial Fisher–Yates over positions: k distinct picks.
+                    let mut pos: Vec<u32> = (0..nb.len() as u32).collect();
+                    for i in 0..k {
+                        let j = i + rng.below((nb.len() - i) as u64) as usize;
+                        pos.swap(i, j);
+                    }
+                    pos[..k].iter().map(|&p| nb[p as usize]).collect()
+                })
+                .collect();
+            let mut next = vec![];
+            for (&v, picked) in frontier.iter().zip(draws) {
+                let r = local[&v];
+                for u in picked {
+                    let u = i64::from(u);
+                    let l = *local.entry(u).or_insert_with(|| {
+                        nodes.push(u);
+                        next.push(u);
+                        nodes.len() as i64 - 1
+                    });
+                    senders.push(l);
+                    receivers.push(r);
+                }
+            }
+            frontier = next;
+        }
+        SampledBatch {
+            nodes,
+            num_seeds,
+            senders,
+            receivers,
+        }
+    }
+}
