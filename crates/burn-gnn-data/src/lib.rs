@@ -42,7 +42,7 @@ pub use academic::{Academic, AcademicConfig};
 pub use download::{DownloadEvent, SOURCE_ENV, download_planetoid, download_planetoid_from};
 pub use error::DataError;
 pub use karate::KarateClub;
-pub use sampler::{InNeighbors, NeighborLoader, SampledBatch};
+pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
 pub use planetoid::{DATA_DIR_ENV, Planetoid, data_dir};
 
 /// Parses a pickle and reports whether this reader accepts it (for fuzzing the reader).

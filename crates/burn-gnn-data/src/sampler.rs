@@ -265,3 +265,77 @@ impl NeighborLoader {
         }
     }
 }
+
+/// Cluster-GCN style mini-batches over a random node partition
+/// ([Chiang et al., 2019](https://arxiv.org/abs/1905.07953), with random parts as its
+/// baseline): each epoch shuffles the nodes into `num_parts` parts of (nearly) equal size, and
+/// each batch is the subgraph induced by one part — every edge whose two ends fall in it.
+/// Batches come as [`SampledBatch`]es whose seeds are all their nodes.
+#[derive(Clone, Debug)]
+pub struct RandomPartitionLoader {
+    graph: InNeighbors,
+    num_parts: usize,
+    seed: u64,
+}
+
+impl RandomPartitionLoader {
+    /// A loader cutting `graph`'s nodes into `num_parts` parts.
+    ///
+    /// # Errors
+    /// [`DataError::InvalidArgument`] for zero parts or more parts than nodes.
+    pub fn new(graph: InNeighbors, num_parts: usize) -> Result<RandomPartitionLoader, DataError> {
+        if num_parts == 0 || num_parts > graph.num_nodes().max(1) {
+            return Err(DataError::InvalidArgument(format!(
+                "RandomPartitionLoader: {num_parts} parts for {} nodes",
+                graph.num_nodes()
+            )));
+        }
+        Ok(RandomPartitionLoader {
+            graph,
+            num_parts,
+            seed: 0,
+        })
+    }
+
+    /// The random seed (default 0).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// The parts of epoch `epoch`, each as an induced subgraph.
+    pub fn epoch(&self, epoch: u64) -> impl Iterator<Item = SampledBatch> + '_ {
+        let n = self.graph.num_nodes();
+        let mut order: Vec<i64> = (0..n as i64).collect();
+        SplitMix64::new(self.seed.wrapping_add(epoch)).shuffle(&mut order);
+        let mut part = vec![0u32; n];
+        let size = n.div_ceil(self.num_parts);
+        for (i, &v) in order.iter().enumerate() {
+            part[v as usize] = (i / size) as u32;
+        }
+        let chunks: Vec<Vec<i64>> = order.chunks(size).map(<[i64]>::to_vec).collect();
+        chunks.into_iter().enumerate().map(move |(p, mut nodes)| {
+            nodes.sort_unstable();
+            let local: std::collections::HashMap<i64, i64> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (v, i as i64))
+                .collect();
+            let (mut senders, mut receivers) = (vec![], vec![]);
+            for (r, &v) in nodes.iter().enumerate() {
+                for &u in self.graph.of(v as usize) {
+                    if part[u as usize] == p as u32 {
+                        senders.push(local[&i64::from(u)]);
+                        receivers.push(r as i64);
+                    }
+                }
+            }
+            SampledBatch {
+                num_seeds: nodes.len(),
+                nodes,
+                senders,
+                receivers,
+            }
+        })
+    }
+}

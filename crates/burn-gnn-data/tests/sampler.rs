@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use burn::tensor::{Device, Tensor, TensorData};
 use burn_gnn_data::synthetic::erdos_renyi;
-use burn_gnn_data::{DataError, InNeighbors, NeighborLoader, SampledBatch};
+use burn_gnn_data::{DataError, InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
 use burn_gnn_graph::FeatureSetKind;
 
 fn graph() -> (Vec<i64>, Vec<i64>, usize) {
@@ -199,6 +199,52 @@ fn bad_arguments_are_typed_errors() {
     ));
     assert!(matches!(
         NeighborLoader::new(g, vec![0], vec![1], 0),
+        Err(DataError::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn random_partitions_cover_the_nodes_and_keep_exactly_the_inner_edges() {
+    let (s, r, n) = graph();
+    let loader = RandomPartitionLoader::new(InNeighbors::new(&s, &r, n).unwrap(), 7)
+        .unwrap()
+        .with_seed(4);
+    let parts: Vec<SampledBatch> = loader.epoch(0).collect();
+    assert_eq!(parts.len(), 7);
+    let mut all: Vec<i64> = parts.iter().flat_map(|p| p.nodes.clone()).collect();
+    all.sort_unstable();
+    assert_eq!(
+        all,
+        (0..n as i64).collect::<Vec<_>>(),
+        "the parts partition the nodes"
+    );
+    let mut kept = 0;
+    for p in &parts {
+        let inside: HashSet<i64> = p.nodes.iter().copied().collect();
+        let want: HashSet<(i64, i64)> = s
+            .iter()
+            .zip(&r)
+            .filter(|(a, b)| inside.contains(a) && inside.contains(b))
+            .map(|(&a, &b)| (a, b))
+            .collect();
+        let got: HashSet<(i64, i64)> = p
+            .senders
+            .iter()
+            .zip(&p.receivers)
+            .map(|(&a, &b)| (p.nodes[a as usize], p.nodes[b as usize]))
+            .collect();
+        assert_eq!(got, want, "a part keeps exactly its induced edges");
+        assert_eq!(p.num_seeds, p.nodes.len());
+        kept += got.len();
+    }
+    assert!(kept < s.len(), "edges between parts are dropped");
+    assert_ne!(
+        loader.epoch(0).next().unwrap().nodes,
+        loader.epoch(1).next().unwrap().nodes,
+        "epochs reshuffle"
+    );
+    assert!(matches!(
+        RandomPartitionLoader::new(InNeighbors::new(&s, &r, n).unwrap(), 0),
         Err(DataError::InvalidArgument(_))
     ));
 }
