@@ -11,8 +11,14 @@
 //! [`download_planetoid`] / [`Planetoid::fetch`] download missing files on first use into a
 //! cache directory, verified before they are kept.
 //!
-//! [`KarateClub`] is embedded (no download), and [`synthetic`] generates seeded random graphs
-//! (Erdős–Rényi, stochastic block model, Barabási–Albert) for tests and benchmarks.
+//! [`KarateClub`] is embedded (no download), [`synthetic`] generates seeded random graphs
+//! (Erdős–Rényi, stochastic block model, Barabási–Albert) for tests and benchmarks, and
+//! [`Academic`] a heterogeneous citation graph with a planted signal.
+//!
+//! Mini-batches for graphs too large for one step: [`NeighborLoader`] (GraphSAGE neighbour
+//! sampling, seeded and thread-count independent) and [`RandomPartitionLoader`] (Cluster-GCN
+//! style induced subgraphs of a random partition), both over host [`InNeighbors`] lists and
+//! yielding [`SampledBatch`]es that become `GraphsTuple`s.
 //!
 //! ```
 //! use burn::tensor::Device;
