@@ -150,7 +150,9 @@ fn main() {
     sizes[BLOCKS - 1] += n - block * BLOCKS;
     let g = stochastic_block_model(&sizes, &probs, true, 42).unwrap_or_else(|e| exit_with(2, e));
     let labels: Vec<i64> = g.blocks.clone().expect("a block model has blocks");
-    let lists = InNeighbors::new(&g.senders, &g.receivers, n).unwrap_or_else(|e| exit_with(2, e));
+    let lists = std::sync::Arc::new(
+        InNeighbors::new(&g.senders, &g.receivers, n).unwrap_or_else(|e| exit_with(2, e)),
+    );
     // ANCHOR_END: data
     let num_edges = g.senders.len();
     drop(g);

@@ -1,5 +1,7 @@
 //! [`NeighborLoader`]: GraphSAGE-style neighbour sampling into [`GraphsTuple`] mini-batches.
 
+use std::sync::Arc;
+
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_graph::GraphsTuple;
 use rayon::prelude::*;
@@ -129,7 +131,7 @@ impl SampledBatch {
 /// whatever the number of rayon threads that sample them in parallel.
 #[derive(Clone, Debug)]
 pub struct NeighborLoader {
-    graph: InNeighbors,
+    graph: Arc<InNeighbors>,
     seeds: Vec<i64>,
     fanouts: Vec<usize>,
     batch_size: usize,
@@ -139,16 +141,18 @@ pub struct NeighborLoader {
 
 impl NeighborLoader {
     /// A loader over `seeds` (the nodes to compute outputs for, e.g. the training nodes).
+    /// `graph` may be shared (`Arc`) between loaders, e.g. for training and evaluation.
     ///
     /// # Errors
     /// [`DataError::InvalidArgument`] for a zero batch size, no layers, or a seed outside the
     /// graph.
     pub fn new(
-        graph: InNeighbors,
+        graph: impl Into<Arc<InNeighbors>>,
         seeds: Vec<i64>,
         fanouts: Vec<usize>,
         batch_size: usize,
     ) -> Result<NeighborLoader, DataError> {
+        let graph = graph.into();
         if batch_size == 0 || fanouts.is_empty() {
             return Err(DataError::InvalidArgument(
                 "NeighborLoader: batch_size and the fan-out list must be non-empty".into(),
@@ -273,7 +277,7 @@ impl NeighborLoader {
 /// Batches come as [`SampledBatch`]es whose seeds are all their nodes.
 #[derive(Clone, Debug)]
 pub struct RandomPartitionLoader {
-    graph: InNeighbors,
+    graph: Arc<InNeighbors>,
     num_parts: usize,
     seed: u64,
 }
@@ -283,7 +287,11 @@ impl RandomPartitionLoader {
     ///
     /// # Errors
     /// [`DataError::InvalidArgument`] for zero parts or more parts than nodes.
-    pub fn new(graph: InNeighbors, num_parts: usize) -> Result<RandomPartitionLoader, DataError> {
+    pub fn new(
+        graph: impl Into<Arc<InNeighbors>>,
+        num_parts: usize,
+    ) -> Result<RandomPartitionLoader, DataError> {
+        let graph = graph.into();
         if num_parts == 0 || num_parts > graph.num_nodes().max(1) {
             return Err(DataError::InvalidArgument(format!(
                 "RandomPartitionLoader: {num_parts} parts for {} nodes",
