@@ -70,7 +70,7 @@ fn parse_args() -> Args {
                 other => return Err(format!("unknown flag `{other}`\n{usage}")),
             }
         }
-        if a.nodes < 1000 || a.epochs == 0 || a.batch_size == 0 || !(a.degree > 0.0) {
+        if a.nodes < 1000 || a.epochs == 0 || a.batch_size == 0 || a.degree.is_nan() || a.degree <= 0.0 {
             return Err(format!(
                 "need --nodes ≥ 1000, positive --epochs, --batch-size and --degree\n{usage}"
             ));
