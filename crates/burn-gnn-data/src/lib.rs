@@ -18,7 +18,8 @@
 //! Mini-batches for graphs too large for one step: [`NeighborLoader`] (GraphSAGE neighbour
 //! sampling, seeded and thread-count independent) and [`RandomPartitionLoader`] (Cluster-GCN
 //! style induced subgraphs of a random partition), both over host [`InNeighbors`] lists and
-//! yielding [`SampledBatch`]es that become `GraphsTuple`s.
+//! yielding [`SampledBatch`]es that become `GraphsTuple`s; [`HeteroNeighborLoader`] samples per
+//! relation of a heterogeneous graph into [`HeteroSampledBatch`]es that become `HeteroGraph`s.
 //!
 //! ```
 //! use burn::tensor::Device;
@@ -37,6 +38,7 @@
 mod academic;
 mod download;
 mod error;
+mod hetero_sampler;
 mod karate;
 mod pickle;
 mod planetoid;
@@ -48,6 +50,7 @@ pub use academic::{Academic, AcademicConfig};
 pub use download::{DownloadEvent, SOURCE_ENV, download_planetoid, download_planetoid_from};
 pub use error::DataError;
 pub use karate::KarateClub;
+pub use hetero_sampler::{HeteroNeighborLoader, HeteroNeighbors, HeteroSampledBatch};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
 pub use planetoid::{DATA_DIR_ENV, Planetoid, data_dir};
 

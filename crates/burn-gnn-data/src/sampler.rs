@@ -28,6 +28,20 @@ impl InNeighbors {
         receivers: &[i64],
         num_nodes: usize,
     ) -> Result<InNeighbors, DataError> {
+        Self::bipartite(senders, receivers, num_nodes, num_nodes)
+    }
+
+    /// The lists of a bipartite relation: `senders` index `num_src` source nodes, `receivers`
+    /// `num_dst` target nodes (one edge type of a heterogeneous graph).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new), each index checked against its own node set.
+    pub fn bipartite(
+        senders: &[i64],
+        receivers: &[i64],
+        num_src: usize,
+        num_dst: usize,
+    ) -> Result<InNeighbors, DataError> {
         let bad = |m: String| Err(DataError::InvalidArgument(format!("neighbour lists: {m}")));
         if senders.len() != receivers.len() {
             return bad(format!(
@@ -36,24 +50,29 @@ impl InNeighbors {
                 receivers.len()
             ));
         }
-        if num_nodes > u32::MAX as usize {
-            return bad(format!("{num_nodes} nodes do not fit u32 indices"));
-        }
-        if let Some((e, v)) = senders
-            .iter()
-            .chain(receivers)
-            .enumerate()
-            .find(|(_, v)| !(0..num_nodes as i64).contains(v))
-        {
+        if num_src.max(num_dst) > u32::MAX as usize {
             return bad(format!(
-                "index {v} at position {e} is outside 0..{num_nodes}"
+                "{} nodes do not fit u32 indices",
+                num_src.max(num_dst)
             ));
         }
-        let mut offsets = vec![0usize; num_nodes + 1];
+        for (what, ids, n) in [
+            ("sender", senders, num_src),
+            ("receiver", receivers, num_dst),
+        ] {
+            if let Some((e, v)) = ids
+                .iter()
+                .enumerate()
+                .find(|(_, v)| !(0..n as i64).contains(v))
+            {
+                return bad(format!("{what} {v} at position {e} is outside 0..{n}"));
+            }
+        }
+        let mut offsets = vec![0usize; num_dst + 1];
         for &r in receivers {
             offsets[r as usize + 1] += 1;
         }
-        for v in 0..num_nodes {
+        for v in 0..num_dst {
             offsets[v + 1] += offsets[v];
         }
         let mut next = offsets.clone();
@@ -77,6 +96,21 @@ impl InNeighbors {
     pub fn of(&self, v: usize) -> &[u32] {
         &self.senders[self.offsets[v]..self.offsets[v + 1]]
     }
+}
+
+/// Up to `k` distinct entries of `neighbors` (all of them if there are at most `k`), from the
+/// random stream `stream`: a partial Fisher–Yates shuffle over positions.
+pub(crate) fn draw(neighbors: &[u32], k: usize, stream: u64) -> Vec<u32> {
+    if neighbors.len() <= k {
+        return neighbors.to_vec();
+    }
+    let mut rng = SplitMix64::new(stream);
+    let mut pos: Vec<u32> = (0..neighbors.len() as u32).collect();
+    for i in 0..k {
+        let j = i + rng.below((neighbors.len() - i) as u64) as usize;
+        pos.swap(i, j);
+    }
+    pos[..k].iter().map(|&p| neighbors[p as usize]).collect()
 }
 
 /// One sampled mini-batch: the subgraph that the seed nodes' `L`-layer computation reads.
@@ -229,20 +263,11 @@ impl NeighborLoader {
             let draws: Vec<Vec<u32>> = frontier
                 .par_iter()
                 .map(|&v| {
-                    let nb = self.graph.of(v as usize);
-                    if nb.len() <= k {
-                        return nb.to_vec();
-                    }
-                    let mut rng = SplitMix64::new(
+                    draw(
+                        self.graph.of(v as usize),
+                        k,
                         layer_base ^ (v as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9),
-                    );
-                    // Partial Fisher–Yates over positions: k distinct picks.
-                    let mut pos: Vec<u32> = (0..nb.len() as u32).collect();
-                    for i in 0..k {
-                        let j = i + rng.below((nb.len() - i) as u64) as usize;
-                        pos.swap(i, j);
-                    }
-                    pos[..k].iter().map(|&p| nb[p as usize]).collect()
+                    )
                 })
                 .collect();
             let mut next = vec![];

@@ -248,3 +248,98 @@ fn random_partitions_cover_the_nodes_and_keep_exactly_the_inner_edges() {
         Err(DataError::InvalidArgument(_))
     ));
 }
+
+#[test]
+fn hetero_batches_hold_real_edges_per_relation_and_exact_fanouts_at_the_seeds() {
+    use burn_gnn_data::{Academic, AcademicConfig, HeteroNeighborLoader, HeteroNeighbors};
+    use std::collections::BTreeMap;
+    let a = Academic::generate(AcademicConfig {
+        papers: 300,
+        authors: 120,
+        ..AcademicConfig::default()
+    })
+    .unwrap();
+    let counts: BTreeMap<String, usize> = a
+        .features
+        .iter()
+        .map(|(t, x)| (t.clone(), x.len() / a.config.features))
+        .collect();
+    let lists = HeteroNeighbors::new(counts.clone(), &a.edges).unwrap();
+    let fanouts = vec![4, 3];
+    let seeds: Vec<i64> = (0..300).step_by(2).collect();
+    let loader = HeteroNeighborLoader::new(lists, "paper", seeds.clone(), fanouts.clone(), 32)
+        .unwrap()
+        .with_seed(5);
+    let device = Device::flex();
+    let x: BTreeMap<String, Tensor<2>> = a
+        .features
+        .iter()
+        .map(|(t, v)| {
+            (
+                t.clone(),
+                Tensor::<2>::from_data(TensorData::new(v.clone(), [v.len() / 32, 32]), &device),
+            )
+        })
+        .collect();
+    let mut visited = vec![];
+    for b in loader.epoch(0) {
+        visited.extend_from_slice(&b.nodes["paper"][..b.num_seeds]);
+        for (et, s, r) in &a.edges {
+            let real: HashSet<(i64, i64)> = s.iter().copied().zip(r.iter().copied()).collect();
+            let mut indeg: HashMap<i64, usize> = HashMap::new();
+            r.iter().for_each(|&v| *indeg.entry(v).or_default() += 1);
+            let (ls, lr) = &b.edges[et];
+            let mut into: HashMap<i64, Vec<i64>> = HashMap::new();
+            for (&u, &v) in ls.iter().zip(lr) {
+                let (gu, gv) = (b.nodes[&et.src][u as usize], b.nodes[&et.dst][v as usize]);
+                assert!(
+                    real.contains(&(gu, gv)),
+                    "{et}: sampled {gu} -> {gv} is not an edge"
+                );
+                into.entry(gv).or_default().push(gu);
+            }
+            for (v, from) in &into {
+                let d = indeg[v];
+                assert!(
+                    fanouts.iter().any(|&k| k.min(d) == from.len()),
+                    "{et}: node {v} got {} of {d}",
+                    from.len()
+                );
+                assert_eq!(
+                    from.iter().collect::<HashSet<_>>().len(),
+                    from.len(),
+                    "{et}: without replacement"
+                );
+            }
+            if et.dst == "paper" {
+                for &v in &b.nodes["paper"][..b.num_seeds] {
+                    let want = fanouts[0].min(indeg.get(&v).copied().unwrap_or(0));
+                    assert_eq!(into.get(&v).map_or(0, Vec::len), want, "{et}: seed {v}");
+                }
+            }
+        }
+        let g = b.graph(&x, &device).unwrap();
+        assert_eq!(g.num_nodes("paper"), b.nodes["paper"].len());
+        assert_eq!(g.edge_types().len(), a.edges.len());
+    }
+    visited.sort_unstable();
+    assert_eq!(visited, seeds);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    assert_eq!(
+        pool.install(|| loader.epoch(1).collect::<Vec<_>>()),
+        loader.epoch(1).collect::<Vec<_>>()
+    );
+    assert!(matches!(
+        HeteroNeighborLoader::new(
+            HeteroNeighbors::new(counts, &a.edges).unwrap(),
+            "book",
+            vec![0],
+            vec![1],
+            1
+        ),
+        Err(DataError::InvalidArgument(_))
+    ));
+}
