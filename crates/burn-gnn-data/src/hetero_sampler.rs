@@ -8,8 +8,7 @@ use burn_gnn_graph::{EdgeType, HeteroGraph, gather_rows};
 use rayon::prelude::*;
 
 use crate::DataError;
-use crate::sampler::{InNeighbors, draw};
-use crate::synthetic::SplitMix64;
+use crate::sampler::{InNeighbors, batch_stream, draw, epoch_batches};
 
 /// The incoming neighbours of every node through every relation of a heterogeneous graph.
 #[derive(Clone, Debug)]
@@ -182,10 +181,7 @@ impl HeteroNeighborLoader {
 
     /// The batches of epoch `epoch` (seeds shuffled with `seed + epoch`), sampled lazily.
     pub fn epoch(&self, epoch: u64) -> impl Iterator<Item = HeteroSampledBatch> + '_ {
-        let mut order = self.seeds.clone();
-        SplitMix64::new(self.seed.wrapping_add(epoch)).shuffle(&mut order);
-        let chunks: Vec<Vec<i64>> = order.chunks(self.batch_size).map(<[i64]>::to_vec).collect();
-        chunks
+        epoch_batches(&self.seeds, self.batch_size, Some(self.seed), epoch)
             .into_iter()
             .enumerate()
             .map(move |(b, seeds)| self.sample(&seeds, epoch, b as u64))
@@ -216,9 +212,7 @@ impl HeteroNeighborLoader {
             .iter()
             .map(|(et, _)| (et.clone(), (vec![], vec![])))
             .collect();
-        let base = self.seed
-            ^ epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ batch.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let base = batch_stream(self.seed, epoch, batch);
         for (layer, &k) in self.fanouts.iter().enumerate() {
             let current = std::mem::take(&mut frontier);
             for (ri, (et, lists)) in self.graph.relations.iter().enumerate() {

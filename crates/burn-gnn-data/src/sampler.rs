@@ -98,6 +98,25 @@ impl InNeighbors {
     }
 }
 
+/// The seeds of one epoch cut into batches, shuffled with `seed + epoch` when `seed` is given.
+pub(crate) fn epoch_batches(
+    seeds: &[i64],
+    batch_size: usize,
+    seed: Option<u64>,
+    epoch: u64,
+) -> Vec<Vec<i64>> {
+    let mut order = seeds.to_vec();
+    if let Some(seed) = seed {
+        SplitMix64::new(seed.wrapping_add(epoch)).shuffle(&mut order);
+    }
+    order.chunks(batch_size).map(<[i64]>::to_vec).collect()
+}
+
+/// The base of a batch's random streams, mixed from the loader's seed, the epoch and the batch.
+pub(crate) fn batch_stream(seed: u64, epoch: u64, batch: u64) -> u64 {
+    seed ^ epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ batch.wrapping_mul(0xD1B5_4A32_D192_ED03)
+}
+
 /// Up to `k` distinct entries of `neighbors` (all of them if there are at most `k`), from the
 /// random stream `stream`: a partial Fisher–Yates shuffle over positions.
 pub(crate) fn draw(neighbors: &[u32], k: usize, stream: u64) -> Vec<u32> {
@@ -229,15 +248,15 @@ impl NeighborLoader {
 
     /// The batches of epoch `epoch`, sampled lazily, one per `next()`.
     pub fn epoch(&self, epoch: u64) -> impl Iterator<Item = SampledBatch> + '_ {
-        let mut order = self.seeds.clone();
-        if self.shuffle {
-            SplitMix64::new(self.seed.wrapping_add(epoch)).shuffle(&mut order);
-        }
-        let chunks: Vec<Vec<i64>> = order.chunks(self.batch_size).map(<[i64]>::to_vec).collect();
-        chunks
-            .into_iter()
-            .enumerate()
-            .map(move |(b, seeds)| self.sample(&seeds, epoch, b as u64))
+        epoch_batches(
+            &self.seeds,
+            self.batch_size,
+            self.shuffle.then_some(self.seed),
+            epoch,
+        )
+        .into_iter()
+        .enumerate()
+        .map(move |(b, seeds)| self.sample(&seeds, epoch, b as u64))
     }
 
     /// Samples the neighbourhood of `seeds` (batch `batch` of `epoch`, for the random streams).
@@ -253,9 +272,7 @@ impl NeighborLoader {
         let num_seeds = nodes.len();
         let (mut senders, mut receivers) = (vec![], vec![]);
         let mut frontier: Vec<i64> = nodes.clone();
-        let base = self.seed
-            ^ epoch.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ batch.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let base = batch_stream(self.seed, epoch, batch);
         for (layer, &k) in self.fanouts.iter().enumerate() {
             let layer_base = base ^ (layer as u64 + 1).wrapping_mul(0x94D0_49BB_1331_11EB);
             // Each frontier node draws its neighbours from its own stream: parallel, yet the
