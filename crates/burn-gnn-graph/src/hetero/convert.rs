@@ -172,12 +172,9 @@ impl HeteroGraph {
     pub fn to_homogeneous(&self) -> Result<GraphsTuple, GraphError> {
         let device = &self.device;
         let g_count = self.n_graph;
-        let node_counts: Vec<Vec<usize>> = self
-            .node_sets
-            .values()
-            .map(|s| host_counts(&s.n_node))
-            .collect();
-        let node_first: Vec<Vec<usize>> = node_counts.iter().map(|c| prefix(c)).collect();
+        // The homogeneous node order (shared with `nodes_to_homogeneous`), and back: each node's
+        // new index by type and local index, and its type.
+        let node_order = self.homogeneous_order();
         let type_start = prefix(
             &self
                 .node_sets
@@ -185,22 +182,21 @@ impl HeteroGraph {
                 .map(|s| s.num_nodes)
                 .collect::<Vec<_>>(),
         );
-        // new_index[t][local] and, per new node, its row in the type-major concatenation.
         let mut new_index: Vec<Vec<i64>> = self
             .node_sets
             .values()
             .map(|s| vec![0; s.num_nodes])
             .collect();
-        let (mut node_order, mut node_type, mut n_node) = (vec![], vec![], vec![0i64; g_count]);
-        for g in 0..g_count {
-            for t in 0..self.node_sets.len() {
-                let locals = node_first[t][g]..node_first[t][g + 1];
-                for (local, slot) in new_index[t][locals.clone()].iter_mut().zip(locals) {
-                    *local = node_order.len() as i64;
-                    node_order.push((type_start[t] + slot) as i64);
-                    node_type.push(t as i64);
-                    n_node[g] += 1;
-                }
+        let mut node_type = Vec::with_capacity(node_order.len());
+        for (new, &row) in node_order.iter().enumerate() {
+            let t = type_start.partition_point(|&start| start <= row as usize) - 1;
+            new_index[t][row as usize - type_start[t]] = new as i64;
+            node_type.push(t as i64);
+        }
+        let mut n_node = vec![0i64; g_count];
+        for s in self.node_sets.values() {
+            for (g, c) in host_counts(&s.n_node).into_iter().enumerate() {
+                n_node[g] += c as i64;
             }
         }
         let types: Vec<&String> = self.node_sets.keys().collect();
