@@ -246,6 +246,32 @@ impl NeighborLoader {
         self.seeds.len().div_ceil(self.batch_size)
     }
 
+    /// Number of nodes of the graph sampled from.
+    pub fn num_nodes(&self) -> usize {
+        self.graph.num_nodes()
+    }
+
+    /// The seed nodes, in the order given (before any shuffling).
+    pub fn seeds(&self) -> &[i64] {
+        &self.seeds
+    }
+
+    /// The same loader (graph, fan-outs, batch size, shuffling, random seed) over
+    /// `seeds()[range]` only, e.g. one device's share of the seeds in data-parallel training.
+    ///
+    /// # Panics
+    /// If `range` is not within `0..seeds().len()`, as slice indexing does.
+    pub fn slice(&self, range: std::ops::Range<usize>) -> NeighborLoader {
+        NeighborLoader {
+            graph: self.graph.clone(),
+            seeds: self.seeds[range].to_vec(),
+            fanouts: self.fanouts.clone(),
+            batch_size: self.batch_size,
+            shuffle: self.shuffle,
+            seed: self.seed,
+        }
+    }
+
     /// The batches of epoch `epoch`, sampled lazily, one per `next()`.
     pub fn epoch(&self, epoch: u64) -> impl Iterator<Item = SampledBatch> + '_ {
         epoch_batches(
