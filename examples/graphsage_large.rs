@@ -7,10 +7,11 @@
 //! cargo run --release --example graphsage_large -- --nodes 100000 --epochs 3
 //! ```
 //!
-//! The graph is a directed stochastic block model with 8 equal blocks (the classes): on average
-//! `--degree` incoming edges per node, 60 % from the node's own block. Node features are 32
-//! Gaussian values plus a weak pull towards the block's mean, so a node's neighbourhood tells
-//! its class better than its own features. 5 % of the nodes train, 1 % validate, 1 % test.
+//! The graph (`common::large`) is a directed stochastic block model with 8 equal blocks (the
+//! classes): on average `--degree` incoming edges per node, 60 % from the node's own block.
+//! Node features are 32 Gaussian values plus a weak pull towards the block's mean, so a node's
+//! neighbourhood tells its class better than its own features. 5 % of the nodes train, 1 %
+//! validate, 1 % test.
 
 mod common;
 
@@ -19,14 +20,11 @@ use std::time::Instant;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use burn_gnn_data::synthetic::{SplitMix64, stochastic_block_model};
-use burn_gnn_data::{InNeighbors, NeighborLoader, SampledBatch};
+use burn_gnn_data::{NeighborLoader, SampledBatch};
 use burn_gnn_nn::{GraphSage, StackConfig};
 use common::exit_with;
+use common::large::{BLOCKS, FEATURES, LargeGraph, large_graph, peak_rss_mb};
 use common::progress::Progress;
-
-const BLOCKS: usize = 8;
-const FEATURES: usize = 32;
 
 struct Args {
     nodes: usize,
@@ -70,7 +68,12 @@ fn parse_args() -> Args {
                 other => return Err(format!("unknown flag `{other}`\n{usage}")),
             }
         }
-        if a.nodes < 1000 || a.epochs == 0 || a.batch_size == 0 || a.degree.is_nan() || a.degree <= 0.0 {
+        if a.nodes < 1000
+            || a.epochs == 0
+            || a.batch_size == 0
+            || a.degree.is_nan()
+            || a.degree <= 0.0
+        {
             return Err(format!(
                 "need --nodes ≥ 1000, positive --epochs, --batch-size and --degree\n{usage}"
             ));
@@ -81,14 +84,6 @@ fn parse_args() -> Args {
         exit_with(2, e);
     }
     a
-}
-
-/// Peak resident memory of this process, from `/proc/self/status` (Linux).
-fn peak_rss_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
 }
 
 /// Loss and accuracy on the seeds of one sampled batch.
@@ -132,44 +127,17 @@ fn main() {
     let base = common::device(&args.backend).unwrap_or_else(|e| exit_with(2, e));
     let train_dev = base.clone().autodiff();
     let start = Instant::now();
-    // ANCHOR: data
     let n = args.nodes;
-    let block = n / BLOCKS;
-    let (inside, outside) = (
-        0.6 * args.degree / block as f64,
-        0.4 * args.degree / (n - block) as f64,
-    );
-    let probs: Vec<Vec<f64>> = (0..BLOCKS)
-        .map(|a| {
-            (0..BLOCKS)
-                .map(|b| if a == b { inside } else { outside })
-                .collect()
-        })
-        .collect();
-    let mut sizes = vec![block; BLOCKS];
-    sizes[BLOCKS - 1] += n - block * BLOCKS;
-    let g = stochastic_block_model(&sizes, &probs, true, 42).unwrap_or_else(|e| exit_with(2, e));
-    let labels: Vec<i64> = g.blocks.clone().expect("a block model has blocks");
-    let lists = std::sync::Arc::new(
-        InNeighbors::new(&g.senders, &g.receivers, n).unwrap_or_else(|e| exit_with(2, e)),
-    );
-    // ANCHOR_END: data
-    let num_edges = g.senders.len();
-    drop(g);
-    let mut rng = SplitMix64::new(7);
-    let means: Vec<f32> = (0..BLOCKS * FEATURES)
-        .map(|_| (rng.normal() * 0.25) as f32)
-        .collect();
-    let x: Vec<f32> = (0..n * FEATURES)
-        .map(|i| {
-            rng.normal() as f32 + means[labels[i / FEATURES] as usize * FEATURES + i % FEATURES]
-        })
-        .collect();
+    let LargeGraph {
+        lists,
+        x,
+        labels,
+        num_edges,
+        train,
+        val,
+        test,
+    } = large_graph(n, args.degree).unwrap_or_else(|e| exit_with(2, e));
     let x = Tensor::<2>::from_data(TensorData::new(x, [n, FEATURES]), &base);
-    let mut order: Vec<i64> = (0..n as i64).collect();
-    rng.shuffle(&mut order);
-    let (train, rest) = order.split_at(n / 20);
-    let (val, test) = (&rest[..n / 100], &rest[n / 100..n / 50]);
     println!(
         "graph: {n} nodes, {num_edges} edges, {BLOCKS} classes, {FEATURES} features; train/val/test {}/{}/{}; built in {:.1} s; peak memory {:.0} MB",
         train.len(),
@@ -191,9 +159,9 @@ fn main() {
         .expect("valid loader")
     };
     let (train_loader, val_loader, test_loader) = (
-        loader(train).with_seed(1),
-        loader(val).with_shuffle(false),
-        loader(test).with_shuffle(false),
+        loader(&train).with_seed(1),
+        loader(&val).with_shuffle(false),
+        loader(&test).with_shuffle(false),
     );
     // ANCHOR_END: loader
     let config = StackConfig::new(FEATURES, 64, BLOCKS).with_num_layers(2);

@@ -11,6 +11,8 @@
 //!   `GraphNetwork`, aggregations and readouts.
 //! - [`data`] (`burn-gnn-data`): Planetoid (downloaded and verified), Zachary's karate club,
 //!   seeded synthetic graphs.
+//! - `train` (feature `train`): training these models under burn-train's `Learner`, on one
+//!   device or several.
 //!
 //! A two-layer GCN on the karate club, forward and backward:
 //!
@@ -38,3 +40,6 @@ pub use burn_gnn_data as data;
 pub use burn_gnn_graph as graph;
 pub use burn_gnn_nn as nn;
 pub use burn_segment as segment;
+
+#[cfg(feature = "train")]
+pub mod train;

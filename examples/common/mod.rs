@@ -3,6 +3,7 @@
 //! curve plot (SVG) and checkpoints (Burn's burnpack records).
 #![allow(dead_code)] // each example uses a part of it
 
+pub mod large;
 pub mod plot;
 pub mod progress;
 
