@@ -10,7 +10,7 @@ use burn::backend::{
         Autodiff,
         checkpoint::{base::Checkpointer, strategy::CheckpointStrategy},
         grads::Gradients,
-        ops::{Backward, Ops, OpsKind, unary},
+        ops::{Backward, Ops, OpsKind, binary, unary},
     },
     get_device_settings,
     tensor::{FloatTensor, IntTensor},
@@ -122,7 +122,85 @@ impl<B: SegmentBackend> Backward<B, 1> for GatherBackward {
     }
 }
 
+/// `d x = spmm(grad, weights)` along the reversed edges and `d weights = sddmm(x, grad)`.
+#[derive(Debug)]
+struct SpmmBackward;
+
+impl<B: SegmentBackend> Backward<B, 2> for SpmmBackward {
+    /// `x`, `weights`, senders, receivers, rows of `x`, heads.
+    type State = (FloatTensor<B>, FloatTensor<B>, IntTensor<B>, IntTensor<B>, usize, usize);
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (x, w, senders, receivers, rows, heads) = ops.state;
+        let (s, r) = (senders.clone(), receivers.clone());
+        binary::<B, _, _>(
+            ops.parents,
+            ops.node,
+            grads,
+            |g| B::segment_spmm(g, w, r, s, rows),
+            |g| B::segment_sddmm(x, g, senders, receivers, heads),
+        );
+    }
+}
+
+/// `d a = spmm(b, grad)` into `a`'s rows and `d b = spmm(a, grad)` into `b`'s rows.
+#[derive(Debug)]
+struct SddmmBackward;
+
+impl<B: SegmentBackend> Backward<B, 2> for SddmmBackward {
+    /// `a`, `b`, their indices.
+    type State = (FloatTensor<B>, FloatTensor<B>, IntTensor<B>, IntTensor<B>);
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (a, b, ai, bi) = ops.state;
+        let (na, nb) = (a.shape()[0], b.shape()[0]);
+        let (ai2, bi2) = (ai.clone(), bi.clone());
+        binary::<B, _, _>(
+            ops.parents,
+            ops.node,
+            grads,
+            |g| B::segment_spmm(b, g, bi, ai, na),
+            |g| B::segment_spmm(a, g, ai2, bi2, nb),
+        );
+    }
+}
+
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
+    fn segment_spmm(
+        x: FloatTensor<Self>,
+        weights: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        num_segments: usize,
+    ) -> FloatTensor<Self> {
+        let (x, xn) = x.into_parts();
+        let (w, wn) = weights.into_parts();
+        match SpmmBackward.prepare::<C>([xn, wn]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let (rows, heads) = (x.shape()[0], w.shape()[1]);
+                let out = B::segment_spmm(x.clone(), w.clone(), senders.clone(), receivers.clone(), num_segments);
+                prep.finish((x, w, senders, receivers, rows, heads), out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_spmm(x, w, senders, receivers, num_segments)),
+        }
+    }
+
+    fn segment_sddmm(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        a_index: IntTensor<Self>,
+        b_index: IntTensor<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self> {
+        let (a, an) = a.into_parts();
+        let (b, bn) = b.into_parts();
+        match SddmmBackward.prepare::<C>([an, bn]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let out = B::segment_sddmm(a.clone(), b.clone(), a_index.clone(), b_index.clone(), heads);
+                prep.finish((a, b, a_index, b_index), out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_sddmm(a, b, a_index, b_index, heads)),
+        }
+    }
+
     fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
         let (data, node) = data.into_parts();
         match GatherBackward.prepare::<C>([node]).compute_bound().stateful() {

@@ -141,6 +141,37 @@ pub trait SegmentBackend: Backend {
         composite::int_gather::<Self>(data, segment_ids)
     }
 
+    /// Gather, weight and sum in one pass (a generalised sparse-dense product, DGL's
+    /// `u_mul_e_sum`): `out[r, h·C + c] = Σ_{e: receivers[e] = r} weights[e, h] ·
+    /// x[senders[e], h·C + c]`, with `x: [N_src, H·C]`, `weights: [E, H]`, `senders` and
+    /// `receivers: [E]` -> `[num_segments, H·C]`. No `[E, H·C]` tensor is formed by the
+    /// kernels. Out-of-range indices panic on the CPU backends and are dropped elsewhere.
+    #[fusion(dtype = x, shape = rows_shape(x, *num_segments))]
+    fn segment_spmm(
+        x: FloatTensor<Self>,
+        weights: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        num_segments: usize,
+    ) -> FloatTensor<Self> {
+        composite::spmm::<Self>(x, weights, senders, receivers, num_segments)
+    }
+
+    /// Per-edge, per-head dot products of two gathered rows (a sampled dense-dense product,
+    /// DGL's `u_dot_v`): `out[e, h] = Σ_c a[a_index[e], h·C + c] · b[b_index[e], h·C + c]`, with
+    /// `a: [N_a, H·C]`, `b: [N_b, H·C]`, indices `[E]` -> `[E, H]`. Out-of-range indices panic
+    /// on the CPU backends and give 0 elsewhere.
+    #[fusion(dtype = a, shape = Shape::new([a_index[0], *heads]))]
+    fn segment_sddmm(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        a_index: IntTensor<Self>,
+        b_index: IntTensor<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self> {
+        composite::sddmm::<Self>(a, b, a_index, b_index, heads)
+    }
+
     /// Number of rows in each segment, `[N]` in the ids' dtype.
     #[fusion(dtype = segment_ids, shape = Shape::new([*num_segments]))]
     fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {

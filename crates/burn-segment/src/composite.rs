@@ -310,3 +310,45 @@ pub fn int_gather<B: Backend>(data: IntTensor<B>, ids: IntTensor<B>) -> IntTenso
     let padded = B::int_cat(vec![data, pad], 0);
     B::int_select(padded, 0, safe_ids::<B>(ids, n))
 }
+
+/// `[E, D]` -> `[E, heads, D / heads]`.
+fn by_heads<B: Backend>(t: FloatTensor<B>, heads: usize) -> FloatTensor<B> {
+    let [e, d] = [t.shape()[0], t.shape()[1]];
+    B::float_reshape(t, Shape::new([e, heads, d / heads]))
+}
+
+/// Composite default of [`SegmentBackend::segment_spmm`](crate::SegmentBackend::segment_spmm):
+/// gather the sender rows, scale each head by its weight, segment-sum into the receivers (an
+/// `[E, D]` message tensor in between).
+pub fn spmm<B: crate::SegmentBackend>(
+    x: FloatTensor<B>,
+    weights: FloatTensor<B>,
+    senders: IntTensor<B>,
+    receivers: IntTensor<B>,
+    n: usize,
+) -> FloatTensor<B> {
+    let d = x.shape()[1];
+    let (e, heads) = (weights.shape()[0], weights.shape()[1]);
+    let rows = by_heads::<B>(B::segment_gather(x, senders), heads);
+    let w = B::float_expand(
+        B::float_reshape(weights, Shape::new([e, heads, 1])),
+        Shape::new([e, heads, d / heads]),
+    );
+    let messages = B::float_reshape(B::float_mul(rows, w), Shape::new([e, d]));
+    B::segment_reduce(messages, receivers, n, SegmentReduction::Sum)
+}
+
+/// Composite default of [`SegmentBackend::segment_sddmm`](crate::SegmentBackend::segment_sddmm):
+/// gather both sides' rows, multiply, sum each head's columns.
+pub fn sddmm<B: crate::SegmentBackend>(
+    a: FloatTensor<B>,
+    b: FloatTensor<B>,
+    a_index: IntTensor<B>,
+    b_index: IntTensor<B>,
+    heads: usize,
+) -> FloatTensor<B> {
+    let e = a_index.shape()[0];
+    let products = B::float_mul(B::segment_gather(a, a_index), B::segment_gather(b, b_index));
+    let summed = B::float_sum_dim(by_heads::<B>(products, heads), 2);
+    B::float_reshape(summed, Shape::new([e, heads]))
+}

@@ -99,6 +99,7 @@ pub mod composite;
 pub mod cpu;
 #[cfg(feature = "wgpu")]
 mod cube;
+mod fused;
 mod partition;
 pub mod reference;
 mod validate;
@@ -108,5 +109,6 @@ pub use api::*;
 #[doc(hidden)]
 pub use cube::wgpu_kernel_calls;
 pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
+pub use fused::{sddmm, spmm};
 pub use partition::*;
 pub use validate::*;

@@ -153,3 +153,35 @@ pub fn partition_ids_reference(partitions: &[i64]) -> Vec<i64> {
         .flat_map(|(p, &len)| std::iter::repeat_n(p as i64, len.max(0) as usize))
         .collect()
 }
+
+/// [`spmm`](crate::spmm) in f64: `x` is `[rows, d]` row-major, `weights` `[E, heads]`.
+pub fn spmm_reference(
+    x: &[f64],
+    d: usize,
+    weights: &[f64],
+    heads: usize,
+    senders: &[i64],
+    receivers: &[i64],
+    n: usize,
+) -> Vec<f64> {
+    let c = d / heads;
+    let mut out = vec![0.0; n * d];
+    for (e, (&s, &r)) in senders.iter().zip(receivers).enumerate() {
+        for k in 0..d {
+            out[r as usize * d + k] += weights[e * heads + k / c] * x[s as usize * d + k];
+        }
+    }
+    out
+}
+
+/// [`sddmm`](crate::sddmm) in f64: `a` and `b` are row-major with `d` columns.
+pub fn sddmm_reference(a: &[f64], b: &[f64], d: usize, heads: usize, a_index: &[i64], b_index: &[i64]) -> Vec<f64> {
+    let c = d / heads;
+    let mut out = vec![0.0; a_index.len() * heads];
+    for (e, (&i, &j)) in a_index.iter().zip(b_index).enumerate() {
+        for k in 0..d {
+            out[e * heads + k / c] += a[i as usize * d + k] * b[j as usize * d + k];
+        }
+    }
+    out
+}

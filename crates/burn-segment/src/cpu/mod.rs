@@ -196,6 +196,69 @@ fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
     }
 }
 
+/// The entries of a 1-D index tensor as `usize`, each checked to lie in `0..n`.
+///
+/// # Panics
+/// Naming the first index outside `0..n`, its position, and `what` it indexes.
+fn index_list<T: CpuTensor>(ids: &T, n: usize, what: &str) -> Vec<usize> {
+    fn go<I: CpuElem + Into<i64>>(ids: &[I], n: usize, what: &str) -> Vec<usize> {
+        ids.iter()
+            .enumerate()
+            .map(|(pos, &i)| {
+                let i: i64 = i.into();
+                if i < 0 || i >= n as i64 {
+                    panic!("burn-segment: {what} index {i} at position {pos} is out of range for {n} rows");
+                }
+                i as usize
+            })
+            .collect()
+    }
+    match ids.dtype() {
+        DType::I32 => go(&ids.values::<i32>(), n, what),
+        _ => go(&ids.values::<i64>(), n, what),
+    }
+}
+
+/// Whether the fused kernels handle this float dtype (others take the composite default).
+pub(crate) fn supports_fused(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::F64)
+}
+
+/// Fused gather-weight-sum into `n` receivers.
+pub(crate) fn spmm<T: CpuTensor>(x: T, weights: T, senders: T, receivers: T, n: usize) -> T {
+    let (rows, d) = (x.shape()[0], x.shape()[1]);
+    let (e, heads) = (weights.shape()[0], weights.shape()[1]);
+    check_len(e, senders.shape()[0]);
+    check_len(e, receivers.shape()[0]);
+    let senders = index_list(&senders, rows, "sender");
+    let plan = plan(&receivers, n);
+    fn go<E: CpuElem + Elem, T: CpuTensor>(x: &T, w: &T, d: usize, h: usize, s: &[usize], p: &CsrPlan, n: usize) -> T {
+        T::from_values(kernels::spmm(&x.values::<E>(), d, &w.values::<E>(), h, s, p), Shape::from([n, d]))
+    }
+    match x.dtype() {
+        DType::F32 => go::<f32, T>(&x, &weights, d, heads, &senders, &plan, n),
+        DType::F64 => go::<f64, T>(&x, &weights, d, heads, &senders, &plan, n),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU spmm kernel"),
+    }
+}
+
+/// Per-edge, per-head dot products of gathered rows.
+pub(crate) fn sddmm<T: CpuTensor>(a: T, b: T, a_index: T, b_index: T, heads: usize) -> T {
+    let d = a.shape()[1];
+    let e = a_index.shape()[0];
+    check_len(e, b_index.shape()[0]);
+    let ai = index_list(&a_index, a.shape()[0], "a");
+    let bi = index_list(&b_index, b.shape()[0], "b");
+    fn go<E: CpuElem + Elem, T: CpuTensor>(a: &T, b: &T, d: usize, h: usize, ai: &[usize], bi: &[usize]) -> T {
+        T::from_values(kernels::sddmm(&a.values::<E>(), &b.values::<E>(), d, h, ai, bi), Shape::from([ai.len(), h]))
+    }
+    match a.dtype() {
+        DType::F32 => go::<f32, T>(&a, &b, d, heads, &ai, &bi),
+        DType::F64 => go::<f64, T>(&a, &b, d, heads, &ai, &bi),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU sddmm kernel"),
+    }
+}
+
 /// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
 /// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
 macro_rules! impl_cpu_backend {
@@ -267,6 +330,30 @@ macro_rules! impl_cpu_backend {
             }
             fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
                 count(segment_ids, num_segments)
+            }
+            fn segment_spmm(
+                x: FloatTensor<Self>,
+                weights: FloatTensor<Self>,
+                senders: IntTensor<Self>,
+                receivers: IntTensor<Self>,
+                num_segments: usize,
+            ) -> FloatTensor<Self> {
+                if !supports_fused(x.dtype()) || x.dtype() != weights.dtype() {
+                    return composite::spmm::<Self>(x, weights, senders, receivers, num_segments);
+                }
+                spmm(x, weights, senders, receivers, num_segments)
+            }
+            fn segment_sddmm(
+                a: FloatTensor<Self>,
+                b: FloatTensor<Self>,
+                a_index: IntTensor<Self>,
+                b_index: IntTensor<Self>,
+                heads: usize,
+            ) -> FloatTensor<Self> {
+                if !supports_fused(a.dtype()) || a.dtype() != b.dtype() {
+                    return composite::sddmm::<Self>(a, b, a_index, b_index, heads);
+                }
+                sddmm(a, b, a_index, b_index, heads)
             }
         }
     };

@@ -202,3 +202,38 @@ pub fn count(target: &Target, ids: Tensor<1, Int>, n: usize) -> Tensor<1, Int> {
         Path::Composite => Tensor::from_primitive::<NdArray>(composite::count::<NdArray>(nd(ids), n)),
     }
 }
+
+/// Fused SpMM through `target`'s path (`weights` given explicitly).
+pub fn spmm(
+    target: &Target,
+    x: Tensor<2>,
+    senders: Tensor<1, Int>,
+    receivers: Tensor<1, Int>,
+    weights: Option<Tensor<2>>,
+    n: usize,
+) -> Tensor<2> {
+    match (target.path, weights) {
+        (Path::Public, w) => burn_segment::spmm(x, senders, receivers, w, n),
+        (Path::Composite, Some(w)) => Tensor::from_primitive::<NdArray>(composite::spmm::<NdArray>(
+            nd(x),
+            nd(w),
+            nd(senders),
+            nd(receivers),
+            n,
+        )),
+        (Path::Composite, None) => {
+            let w = Tensor::<2>::ones([senders.dims()[0], 1], (&x.device(), x.dtype()));
+            spmm(target, x, senders, receivers, Some(w), n)
+        }
+    }
+}
+
+/// Fused SDDMM through `target`'s path.
+pub fn sddmm(target: &Target, a: Tensor<2>, b: Tensor<2>, ai: Tensor<1, Int>, bi: Tensor<1, Int>, heads: usize) -> Tensor<2> {
+    match target.path {
+        Path::Public => burn_segment::sddmm(a, b, ai, bi, heads),
+        Path::Composite => {
+            Tensor::from_primitive::<NdArray>(composite::sddmm::<NdArray>(nd(a), nd(b), nd(ai), nd(bi), heads))
+        }
+    }
+}

@@ -2,6 +2,7 @@
 
 mod common;
 mod cases;
+mod fused;
 mod gradients;
 mod properties;
 mod strategies;

@@ -1,0 +1,111 @@
+//! Fused message passing: gather-weight-sum (SpMM) and per-edge dot products (SDDMM), the two
+//! kernels graph layers spend their time in, without an `[E, D]` tensor in between.
+
+use burn::backend::Dispatch;
+use burn::tensor::{Int, Tensor};
+
+use crate::SegmentBackend;
+
+/// Gathers the sender rows of `x`, scales them by per-edge weights and sums them into the
+/// receivers, in one pass (a generalised sparse-dense matrix product):
+///
+/// `out[r, h·C + c] = Σ_{e : receivers[e] = r} w[e, h] · x[senders[e], h·C + c]`
+///
+/// `weights` holds one weight per edge and head (`[E, H]`, `H` dividing `D`; `[E, 1]` for one
+/// weight per edge) or `None` for a plain sum. The result equals `segment_sum(x[senders] · w,
+/// receivers, num_segments)`, but the CPU kernels never form the `[E, D]` messages: each
+/// receiver's row is accumulated by one task in edge order (deterministic), and the backward
+/// pass is two more fused calls (an SpMM along the reversed edges for `x`, an [`sddmm`] for
+/// the weights). Receivers with no edges get 0.
+///
+/// # Shapes
+/// `x: [N_src, D]`, `senders`, `receivers: [E]`, `weights: [E, H]` -> `[num_segments, D]`.
+///
+/// # Panics
+/// If the index lengths differ, `weights` is not `[E, H]` with `H ≥ 1` dividing `D`, or the
+/// dtypes of `x` and `weights` differ; on CPU backends if a sender lies outside `0..N_src` or
+/// a receiver outside `0..num_segments` (other backends drop such edges).
+pub fn spmm(
+    x: Tensor<2>,
+    senders: Tensor<1, Int>,
+    receivers: Tensor<1, Int>,
+    weights: Option<Tensor<2>>,
+    num_segments: usize,
+) -> Tensor<2> {
+    let [_, d] = x.dims();
+    let e = senders.dims()[0];
+    assert_eq!(
+        e,
+        receivers.dims()[0],
+        "burn-segment: spmm has {e} senders but {} receivers",
+        receivers.dims()[0]
+    );
+    let weights = weights.unwrap_or_else(|| Tensor::ones([e, 1], (&x.device(), x.dtype())));
+    let [we, heads] = weights.dims();
+    assert!(
+        we == e && heads >= 1 && d % heads == 0,
+        "burn-segment: spmm weights must be [E = {e}, H] with H ≥ 1 dividing D = {d}, got [{we}, {heads}]"
+    );
+    assert_eq!(
+        x.dtype(),
+        weights.dtype(),
+        "burn-segment: spmm x and weights dtypes differ"
+    );
+    Tensor::from_dispatch(Dispatch::segment_spmm(
+        x.into_dispatch(),
+        weights.into_dispatch(),
+        senders.into_dispatch(),
+        receivers.into_dispatch(),
+        num_segments,
+    ))
+}
+
+/// Per-edge, per-head dot products of rows gathered from two matrices (a sampled dense-dense
+/// product, e.g. attention scores or link-prediction logits):
+///
+/// `out[e, h] = Σ_c a[a_index[e], h·C + c] · b[b_index[e], h·C + c]`
+///
+/// Its backward is two fused [`spmm`] calls; no `[E, D]` tensor is formed on the CPU
+/// backends.
+///
+/// # Shapes
+/// `a: [N_a, D]`, `b: [N_b, D]`, `a_index`, `b_index: [E]` -> `[E, heads]` (`heads` dividing
+/// `D`).
+///
+/// # Panics
+/// If the widths or index lengths differ, `heads` is 0 or does not divide `D`, or the dtypes
+/// differ; on CPU backends if an index is out of range (other backends give 0).
+pub fn sddmm(
+    a: Tensor<2>,
+    b: Tensor<2>,
+    a_index: Tensor<1, Int>,
+    b_index: Tensor<1, Int>,
+    heads: usize,
+) -> Tensor<2> {
+    let (d, db) = (a.dims()[1], b.dims()[1]);
+    assert_eq!(
+        d, db,
+        "burn-segment: sddmm rows of a have {d} columns but rows of b {db}"
+    );
+    let (ea, eb) = (a_index.dims()[0], b_index.dims()[0]);
+    assert_eq!(
+        ea, eb,
+        "burn-segment: sddmm has {ea} indices into a but {eb} into b"
+    );
+    assert!(
+        heads >= 1 && d % heads == 0,
+        "burn-segment: sddmm heads = {heads} must be ≥ 1 and divide D = {d}"
+    );
+    assert_eq!(
+        a.dtype(),
+        b.dtype(),
+        "burn-segment: sddmm a and b dtypes differ"
+    );
+    Tensor::from_dispatch(Dispatch::segment_sddmm(
+        a.into_dispatch(),
+        b.into_dispatch(),
+        a_index.into_dispatch(),
+        b_index.into_dispatch(),
+        heads,
+    ))
+}
