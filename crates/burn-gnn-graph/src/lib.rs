@@ -37,6 +37,7 @@ mod graphs_tuple;
 mod hetero;
 mod padding;
 mod petgraph_conv;
+mod sparse;
 mod transform;
 
 pub use batch::batch;
@@ -51,6 +52,7 @@ pub use hetero::{
     NodeSetData,
 };
 pub use petgraph_conv::FeatureRow;
+pub use sparse::SparseMatrix;
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};
 
 /// The `petgraph` version the conversions use.

@@ -3,6 +3,7 @@
 use std::str::FromStr;
 
 use burn::tensor::{Int, Tensor};
+use burn_gnn_graph::gather_rows;
 use burn_segment::{
     segment_max_or_constant, segment_mean, segment_min_or_constant, segment_sum, segment_variance,
 };
@@ -114,6 +115,52 @@ impl Aggregation {
         match self {
             Aggregation::Multi(list) => list.iter().map(Aggregation::width).sum(),
             _ => 1,
+        }
+    }
+
+    /// [`aggregate`](Self::aggregate) of the messages `x[senders]` into the `receivers`,
+    /// fused where the aggregation allows: sums and means run as one
+    /// [`spmm`](burn_segment::spmm) without forming the `[E, D]` messages (a mean weighs each
+    /// edge by `1 / in-degree`); the others gather first.
+    ///
+    /// # Shapes
+    /// `x: [N_src, D]`, `senders`, `receivers: [E]` -> `[num_nodes, D * width()]`.
+    pub fn aggregate_gathered(
+        &self,
+        x: Tensor<2>,
+        senders: Tensor<1, Int>,
+        receivers: Tensor<1, Int>,
+        num_nodes: usize,
+    ) -> Tensor<2> {
+        let e = senders.dims()[0];
+        if e == 0 {
+            let d = x.dims()[1];
+            return Tensor::zeros([num_nodes, d * self.width()], (&x.device(), x.dtype()));
+        }
+        match self {
+            Aggregation::Sum => burn_segment::spmm(x, senders, receivers, None, num_nodes),
+            Aggregation::Mean => {
+                let deg = burn_segment::segment_count(receivers.clone(), num_nodes)
+                    .float()
+                    .cast(x.dtype())
+                    .clamp_min(1.0);
+                let w = gather_rows(deg.recip().unsqueeze_dim::<2>(1), receivers.clone());
+                burn_segment::spmm(x, senders, receivers, Some(w), num_nodes)
+            }
+            Aggregation::Multi(list) => Tensor::cat(
+                list.iter()
+                    .map(|a| {
+                        a.aggregate_gathered(
+                            x.clone(),
+                            senders.clone(),
+                            receivers.clone(),
+                            num_nodes,
+                        )
+                    })
+                    .collect(),
+                1,
+            ),
+            _ => self.aggregate(gather_rows(x, senders), receivers, num_nodes),
         }
     }
 

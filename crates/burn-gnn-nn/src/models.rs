@@ -7,7 +7,7 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::Device;
 use burn::tensor::Tensor;
 use burn::tensor::activation::{elu, gelu, leaky_relu, relu};
-use burn_gnn_graph::GraphsTuple;
+use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
 use crate::{
     GatConv, GatConvConfig, GcnConv, GcnConvConfig, GinConv, GinConvConfig, NnError, SageConv,
@@ -146,11 +146,37 @@ impl StackHead {
         x: Tensor<2>,
         mut layer: impl FnMut(usize, Tensor<2>) -> Tensor<2>,
     ) -> Tensor<2> {
+        let first = layer(0, self.dropout.forward(x));
+        self.run_after_first(layers, first, layer)
+    }
+
+    /// As [`run`](Self::run) on a sparse input: `first` maps the input, with this head's
+    /// dropout applied to its stored values, through the first layer.
+    fn run_sparse(
+        &self,
+        layers: usize,
+        x: &SparseMatrix,
+        first: impl FnOnce(&SparseMatrix) -> Tensor<2>,
+        layer: impl FnMut(usize, Tensor<2>) -> Tensor<2>,
+    ) -> Tensor<2> {
+        let x = x.with_values(self.dropout.forward(x.values.clone()));
+        self.run_after_first(layers, first(&x), layer)
+    }
+
+    /// The rest of [`run`](Self::run), given the first layer's output.
+    fn run_after_first(
+        &self,
+        layers: usize,
+        first: Tensor<2>,
+        mut layer: impl FnMut(usize, Tensor<2>) -> Tensor<2>,
+    ) -> Tensor<2> {
         let act = Activation::parse(&self.activation).expect("checked at init");
-        let mut h = x;
+        let mut h = first;
         let mut outs = Vec::new();
         for i in 0..layers {
-            h = layer(i, self.dropout.forward(h));
+            if i > 0 {
+                h = layer(i, self.dropout.forward(h));
+            }
             if i + 1 < layers || self.jk_lin.is_some() {
                 h = act.apply(h);
                 outs.push(h.clone());
@@ -279,5 +305,39 @@ impl Gat {
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         self.head
             .run(self.convs.len(), x, |i, h| self.convs[i].forward(h, graph))
+    }
+
+    /// [`forward`](Self::forward) on sparse node features: the first layer's product runs as
+    /// [`SparseMatrix::matmul`] (`O(nnz · d)`, forward and backward), and input dropout drops
+    /// stored entries. Same result as `forward(x.to_dense(), graph)` up to float rounding and
+    /// the dropout draws.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
+        let first = |x: &SparseMatrix| {
+            let conv = &self.convs[0];
+            conv.forward_projected(x.matmul(conv.weight.val()), graph)
+        };
+        self.head.run_sparse(self.convs.len(), x, first, |i, h| {
+            self.convs[i].forward(h, graph)
+        })
+    }
+}
+
+impl Gcn {
+    /// [`forward`](Self::forward) on sparse node features, as [`Gat::forward_sparse`].
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
+        let first = |x: &SparseMatrix| {
+            let conv = &self.convs[0];
+            let norm = conv.normalization(graph, None);
+            conv.forward_projected(x.matmul(conv.weight.val()), &norm)
+        };
+        self.head.run_sparse(self.convs.len(), x, first, |i, h| {
+            self.convs[i].forward(h, graph)
+        })
     }
 }

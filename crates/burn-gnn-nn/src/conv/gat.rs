@@ -126,21 +126,21 @@ impl GatConv {
         x: Tensor<2>,
         graph: &GraphsTuple,
     ) -> (Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
-        let (_, alpha, senders, receivers) = self.attend(x, graph, None);
+        let (_, alpha, senders, receivers) = self.attend(x.matmul(self.weight.val()), graph, None);
         (alpha, senders, receivers)
     }
 
     #[allow(clippy::type_complexity)]
     fn attend(
         &self,
-        x: Tensor<2>,
+        xw: Tensor<2>,
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
     ) -> (Tensor<3>, Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
-        let n = x.dims()[0];
+        let n = xw.dims()[0];
         let (h, c) = (self.heads, self.d_output);
-        let device = x.device();
-        let xw = x.matmul(self.weight.val()).reshape([n, h, c]);
+        let device = xw.device();
+        let xw = xw.reshape([n, h, c]);
         let score = |att: &Param<Tensor<2>>| {
             (xw.clone() * att.val().unsqueeze_dim::<3>(0))
                 .sum_dim(2)
@@ -196,6 +196,29 @@ impl GatConv {
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
         if x.dims()[0] == 0 {
+            return self.forward_projected_with_edge_attr(x, graph, edge_attr);
+        }
+        let xw = x.matmul(self.weight.val());
+        self.forward_projected_with_edge_attr(xw, graph, edge_attr)
+    }
+
+    /// The layer applied to features already multiplied by [`weight`](Self::weight), `xw = x ·
+    /// W`: how a sparse input avoids the dense product (see
+    /// [`SparseMatrix::matmul`](burn_gnn_graph::SparseMatrix::matmul)).
+    ///
+    /// # Shapes
+    /// `xw: [N, heads · d_output]` -> as [`forward`](Self::forward).
+    pub fn forward_projected(&self, xw: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        self.forward_projected_with_edge_attr(xw, graph, None)
+    }
+
+    fn forward_projected_with_edge_attr(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+        edge_attr: Option<Tensor<2>>,
+    ) -> Tensor<2> {
+        if x.dims()[0] == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
             return Tensor::zeros(
                 [
@@ -216,9 +239,9 @@ impl GatConv {
         let out = if e == 0 {
             Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
         } else {
-            let xw = self.feature_dropout.forward(xw);
-            let messages = gather_rows(xw, senders) * alpha.unsqueeze_dim::<3>(2);
-            sum_into(messages, receivers, n)
+            // One fused gather-weight-sum per head: no [E, heads, d_output] message tensor.
+            let xw = self.feature_dropout.forward(xw).reshape([n, h * c]);
+            burn_segment::spmm(xw, senders, receivers, Some(alpha), n).reshape([n, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())
     }
@@ -272,11 +295,8 @@ impl GatConv {
             let alpha = self
                 .dropout
                 .forward(segment_softmax(logits, receivers.clone(), nd));
-            sum_into(
-                gather_rows(self.feature_dropout.forward(xs), senders) * alpha.unsqueeze_dim::<3>(2),
-                receivers,
-                nd,
-            )
+            let xs = self.feature_dropout.forward(xs).reshape([ns, h * c]);
+            burn_segment::spmm(xs, senders, receivers, Some(alpha), nd).reshape([nd, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())
     }

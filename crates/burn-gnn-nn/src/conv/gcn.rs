@@ -142,9 +142,15 @@ impl GcnNorm {
         if self.senders.dims()[0] == 0 {
             return own;
         }
-        let messages =
-            gather_rows(h, self.senders.clone()) * self.edge_norm.clone().unsqueeze_dim(1);
-        sum_into(messages, self.receivers.clone(), n) + own
+        // One fused gather-scale-sum: no [E, D] message tensor.
+        let weights = self.edge_norm.clone().unsqueeze_dim(1);
+        burn_segment::spmm(
+            h,
+            self.senders.clone(),
+            self.receivers.clone(),
+            Some(weights),
+            n,
+        ) + own
     }
 }
 
@@ -187,7 +193,17 @@ impl GcnConv {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
             return crate::conv::no_rows(self.weight.dims()[1], &x);
         }
-        let out = norm.propagate(x.matmul(self.weight.val()));
+        self.forward_projected(x.matmul(self.weight.val()), norm)
+    }
+
+    /// The convolution applied to features already multiplied by [`weight`](Self::weight),
+    /// `xw = x · W`: how a sparse input avoids the dense product (see
+    /// [`SparseMatrix::matmul`](burn_gnn_graph::SparseMatrix::matmul)).
+    ///
+    /// # Shapes
+    /// `xw: [N, d_output]` -> `[N, d_output]`.
+    pub fn forward_projected(&self, xw: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
+        let out = norm.propagate(xw);
         match &self.bias {
             Some(b) => out + b.val().unsqueeze_dim(0),
             None => out,

@@ -5,9 +5,7 @@ use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
-
-use crate::aggregation::sum_into;
+use burn_gnn_graph::GraphsTuple;
 
 // ANCHOR: ginconvconfig
 /// Configuration of a [`GinConv`]; `eps` and `train_eps` default as PyG's `GINConv`.
@@ -74,8 +72,9 @@ impl GinConv {
             return crate::conv::no_rows(self.mlp_out.weight.dims()[1], &x);
         }
         let n = x.dims()[0];
-        let neighbours = sum_into(
-            gather_rows(x.clone(), graph.senders().clone()),
+        let neighbours = crate::Aggregation::Sum.aggregate_gathered(
+            x.clone(),
+            graph.senders().clone(),
             graph.receivers().clone(),
             n,
         );

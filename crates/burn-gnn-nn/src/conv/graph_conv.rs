@@ -103,13 +103,17 @@ impl GraphConv {
             return crate::conv::no_rows(self.lin_root.weight.dims()[1], &x_dst);
         }
         let e = senders.dims()[0];
-        let mut messages = gather_rows(x_src, senders);
-        if let Some(w) = edge_weight
-            && e > 0
-        {
-            messages = messages * w.unsqueeze_dim(1);
-        }
-        let aggregated = self.aggr.aggregate(messages, receivers, n);
+        let aggregated = match edge_weight {
+            // A weighted sum is one fused gather-weight-sum.
+            Some(w) if e > 0 && self.aggr == crate::Aggregation::Sum => {
+                burn_segment::spmm(x_src, senders, receivers, Some(w.unsqueeze_dim(1)), n)
+            }
+            Some(w) if e > 0 => {
+                let messages = gather_rows(x_src, senders) * w.unsqueeze_dim(1);
+                self.aggr.aggregate(messages, receivers, n)
+            }
+            _ => self.aggr.aggregate_gathered(x_src, senders, receivers, n),
+        };
         self.lin_rel.forward(aggregated) + self.lin_root.forward(x_dst)
     }
 }

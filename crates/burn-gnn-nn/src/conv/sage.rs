@@ -4,7 +4,7 @@ use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn_gnn_graph::GraphsTuple;
 
 use crate::{Aggregation, NnError};
 
@@ -88,7 +88,12 @@ impl SageConv {
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_bipartite(x.clone(), x, graph.senders().clone(), graph.receivers().clone())
+        self.forward_bipartite(
+            x.clone(),
+            x,
+            graph.senders().clone(),
+            graph.receivers().clone(),
+        )
     }
 
     /// Applies the layer from a source node set to a target node set (one relation of a
@@ -110,14 +115,18 @@ impl SageConv {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
             return crate::conv::no_rows(self.lin_neighbors.weight.dims()[1], &x_dst);
         }
-        let messages = gather_rows(x_src, senders);
-        let aggregated = self.aggr.aggregate(messages, receivers, n);
+        let aggregated = self.aggr.aggregate_gathered(x_src, senders, receivers, n);
         let mut out = self.lin_neighbors.forward(aggregated);
         if let Some(root) = &self.lin_root {
             out = out + root.forward(x_dst);
         }
         if self.normalize {
-            let norm = out.clone().powi_scalar(2).sum_dim(1).sqrt().clamp_min(1e-12);
+            let norm = out
+                .clone()
+                .powi_scalar(2)
+                .sum_dim(1)
+                .sqrt()
+                .clamp_min(1e-12);
             out = out / norm;
         }
         out

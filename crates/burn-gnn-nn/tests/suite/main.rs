@@ -2,6 +2,7 @@
 //! f64 references on small graphs, on every backend this build enables.
 
 mod common;
+mod fused;
 mod graph_network;
 mod harness;
 mod hetero;
