@@ -23,7 +23,7 @@ mod common;
 
 use burn::tensor::{Device, Tensor};
 use burn_gnn_data::Planetoid;
-use burn_gnn_graph::GraphsTuple;
+use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 use burn_gnn_nn::{Gat, StackConfig};
 use common::{NodeClassifier, Setup, Stopping};
 
@@ -31,6 +31,10 @@ use common::{NodeClassifier, Setup, Stopping};
 impl NodeClassifier for Gat {
     fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         self.forward(x, graph)
+    }
+
+    fn logits_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
+        self.forward_sparse(x, graph)
     }
 
     fn decayed(&self) -> Tensor<1> {

@@ -16,7 +16,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::{DATA_DIR_ENV, DownloadEvent, Planetoid, data_dir};
-use burn_gnn_graph::GraphsTuple;
+use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
 pub use progress::Progress;
 
@@ -78,6 +78,8 @@ pub fn planetoid(name: &str, explicit_dir: Option<PathBuf>) -> Planetoid {
 pub struct Prepared {
     pub graph: GraphsTuple,
     pub x: Tensor<2>,
+    /// `x` and `eval_x` as sparse matrices, unless `--dense`.
+    pub sparse: Option<(SparseMatrix, SparseMatrix)>,
     pub train_idx: Tensor<1, Int>,
     pub train_labels: Tensor<1, Int>,
     pub eval_graph: GraphsTuple,
@@ -98,7 +100,7 @@ pub fn indices(mask: &[bool], device: &Device) -> Tensor<1, Int> {
 impl Prepared {
     /// Puts `data` on `base` (evaluation) and `base.autodiff()` (training), edges sorted by
     /// receiver.
-    pub fn new(data: &Planetoid, base: &Device) -> Prepared {
+    pub fn new(data: &Planetoid, base: &Device, dense: bool) -> Prepared {
         let train_dev = base.clone().autodiff();
         let graph = data
             .graph(&train_dev)
@@ -109,12 +111,20 @@ impl Prepared {
             .expect("a loaded dataset is valid")
             .sort_by_receiver();
         let train_idx = indices(&data.train_mask, &train_dev);
+        let x = graph.node_tensor::<2>().expect("node features");
+        let eval_x = eval_graph.node_tensor::<2>().expect("node features");
         Prepared {
-            x: graph.node_tensor::<2>().expect("node features"),
+            sparse: (!dense).then(|| {
+                (
+                    SparseMatrix::from_dense(&x),
+                    SparseMatrix::from_dense(&eval_x),
+                )
+            }),
+            x,
             train_labels: data.labels(&train_dev).select(0, train_idx.clone()),
             train_idx,
             graph,
-            eval_x: eval_graph.node_tensor::<2>().expect("node features"),
+            eval_x,
             eval_graph,
             eval_labels: data.labels(base),
             val_idx: indices(&data.val_mask, base),
@@ -143,6 +153,10 @@ pub fn fraction_right(logits: Tensor<2>, labels: Tensor<1, Int>) -> f64 {
 pub trait NodeClassifier: Module + Clone {
     /// Logits `[N, classes]`.
     fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2>;
+    /// Logits from sparse features (the models' `forward_sparse`); dense by default.
+    fn logits_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
+        self.logits(x.to_dense(), graph)
+    }
     /// `Σ w²` over the parameters that get weight decay.
     fn decayed(&self) -> Tensor<1>;
 }
@@ -197,7 +211,10 @@ pub struct SeedResult {
 
 /// Validation loss, validation accuracy and test accuracy of `model` (evaluation mode).
 pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {
-    let logits = model.logits(p.eval_x.clone(), &p.eval_graph);
+    let logits = match &p.sparse {
+        Some((_, x)) => model.logits_sparse(x, &p.eval_graph),
+        None => model.logits(p.eval_x.clone(), &p.eval_graph),
+    };
     let loss = CrossEntropyLossConfig::new()
         .init(&p.eval_x.device())
         .forward(
@@ -229,7 +246,10 @@ pub fn train_seed<M: NodeClassifier>(
     let mut kept = (model.clone(), 0usize, 0.0, f64::MAX, 0.0);
     for epoch in 1..=setup.epochs {
         // ANCHOR: step
-        let logits = model.logits(p.x.clone(), &p.graph);
+        let logits = match &p.sparse {
+            Some((x, _)) => model.logits_sparse(x, &p.graph),
+            None => model.logits(p.x.clone(), &p.graph),
+        };
         let train_logits = logits.select(0, p.train_idx.clone());
         let train_acc = fraction_right(train_logits.clone(), p.train_labels.clone());
         let ce = loss_fn.forward(train_logits, p.train_labels.clone());
@@ -409,13 +429,15 @@ pub struct Args {
     pub out: PathBuf,
     pub eval_only: bool,
     pub checkpoint: Option<PathBuf>,
+    /// Dense input features instead of the sparse first layer.
+    pub dense: bool,
 }
 
 /// Parses the shared flags; `example` names the program in messages and the default `--out`.
 pub fn parse_args(example: &str, epochs: usize, patience: usize) -> Args {
     let usage = format!(
         "usage: {example} [--dataset cora|citeseer|pubmed] [--backend flex|ndarray|wgpu] [--epochs N] \
-         [--seeds N] [--patience N] [--data-dir DIR] [--out DIR] [--eval-only --checkpoint FILE]"
+         [--seeds N] [--patience N] [--data-dir DIR] [--out DIR] [--eval-only --checkpoint FILE] [--dense]"
     );
     let mut a = Args {
         dataset: "cora".into(),
@@ -427,6 +449,7 @@ pub fn parse_args(example: &str, epochs: usize, patience: usize) -> Args {
         out: PathBuf::new(),
         eval_only: false,
         checkpoint: None,
+        dense: false,
     };
     let mut out = None;
     let mut it = std::env::args().skip(1);
@@ -446,6 +469,7 @@ pub fn parse_args(example: &str, epochs: usize, patience: usize) -> Args {
                 "--data-dir" => a.data_dir = Some(PathBuf::from(value()?)),
                 "--out" => out = Some(PathBuf::from(value()?)),
                 "--eval-only" => a.eval_only = true,
+                "--dense" => a.dense = true,
                 "--checkpoint" => a.checkpoint = Some(PathBuf::from(value()?)),
                 "-h" | "--help" => return Err(usage.clone()),
                 other => return Err(format!("unknown flag `{other}`\n{usage}")),
@@ -490,7 +514,7 @@ pub fn run_node_classification<M: NodeClassifier>(
         data.val_mask.iter().filter(|&&m| m).count(),
         data.test_mask.iter().filter(|&&m| m).count()
     );
-    let p = Prepared::new(&data, &base);
+    let p = Prepared::new(&data, &base, args.dense);
     if let Some(path) = &args.checkpoint {
         let model = load_checkpoint(make(&data, &base), path).valid();
         let (val_loss, val_acc, test_acc) = evaluate(&model, &p);

@@ -24,6 +24,7 @@
 
 mod aggregation;
 mod conv;
+mod dropout;
 mod error;
 mod graph_network;
 mod hetero;
@@ -33,6 +34,7 @@ mod models;
 mod pool;
 mod readout;
 
+pub use dropout::dropout;
 pub use aggregation::Aggregation;
 pub use conv::cheb::{ChebConv, ChebConvConfig};
 pub use conv::edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};

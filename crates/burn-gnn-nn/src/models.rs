@@ -146,7 +146,7 @@ impl StackHead {
         x: Tensor<2>,
         mut layer: impl FnMut(usize, Tensor<2>) -> Tensor<2>,
     ) -> Tensor<2> {
-        let first = layer(0, self.dropout.forward(x));
+        let first = layer(0, crate::dropout::dropout(&self.dropout, x));
         self.run_after_first(layers, first, layer)
     }
 
@@ -159,7 +159,7 @@ impl StackHead {
         first: impl FnOnce(&SparseMatrix) -> Tensor<2>,
         layer: impl FnMut(usize, Tensor<2>) -> Tensor<2>,
     ) -> Tensor<2> {
-        let x = x.with_values(self.dropout.forward(x.values.clone()));
+        let x = x.with_values(crate::dropout::dropout(&self.dropout, x.values.clone()));
         self.run_after_first(layers, first(&x), layer)
     }
 
@@ -175,7 +175,7 @@ impl StackHead {
         let mut outs = Vec::new();
         for i in 0..layers {
             if i > 0 {
-                h = layer(i, self.dropout.forward(h));
+                h = layer(i, crate::dropout::dropout(&self.dropout, h));
             }
             if i + 1 < layers || self.jk_lin.is_some() {
                 h = act.apply(h);

@@ -40,6 +40,8 @@
 //! | [`segment_variance`] / [`segment_std`] / [`segment_normalize`] | as in jraph | 0 | composite |
 //! | [`segment_count`] | `[N]` Int | 0 | — |
 //! | [`partition_ids`], [`partition_sum`], [`partition_mean`], [`partition_max`], [`partition_min`], [`partition_softmax`] | ids `[E]`; `[P, ...]` | as above | as above |
+//! | [`spmm`] (fused `Σ w · x[senders]` into receivers, per head) | `[N, D]` | 0 | `spmm` along reversed edges; `sddmm` for `w` |
+//! | [`sddmm`] (per-edge, per-head dot products) | `[E, H]` | — | `spmm` into each side |
 //!
 //! - **Sizes are explicit.** `num_segments` is always given, never inferred from the ids;
 //!   partition helpers read the number of partitions and the length from shapes.

@@ -170,9 +170,8 @@ impl GatConv {
         };
         let logits = leaky_relu(raw, self.negative_slope);
         let logits = super::mask_existing_loops(logits, existing);
-        let alpha = self
-            .dropout
-            .forward(segment_softmax(logits, receivers.clone(), n));
+        let alpha =
+            crate::dropout::dropout(&self.dropout, segment_softmax(logits, receivers.clone(), n));
         (xw, alpha, senders, receivers)
     }
 
@@ -240,7 +239,7 @@ impl GatConv {
             Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
         } else {
             // One fused gather-weight-sum per head: no [E, heads, d_output] message tensor.
-            let xw = self.feature_dropout.forward(xw).reshape([n, h * c]);
+            let xw = crate::dropout::dropout(&self.feature_dropout, xw).reshape([n, h * c]);
             burn_segment::spmm(xw, senders, receivers, Some(alpha), n).reshape([n, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())
@@ -292,10 +291,11 @@ impl GatConv {
                 gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone()),
                 self.negative_slope,
             );
-            let alpha = self
-                .dropout
-                .forward(segment_softmax(logits, receivers.clone(), nd));
-            let xs = self.feature_dropout.forward(xs).reshape([ns, h * c]);
+            let alpha = crate::dropout::dropout(
+                &self.dropout,
+                segment_softmax(logits, receivers.clone(), nd),
+            );
+            let xs = crate::dropout::dropout(&self.feature_dropout, xs).reshape([ns, h * c]);
             burn_segment::spmm(xs, senders, receivers, Some(alpha), nd).reshape([nd, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())

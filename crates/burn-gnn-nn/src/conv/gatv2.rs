@@ -135,9 +135,10 @@ impl GatV2Conv {
                 .sum_dim(2)
                 .reshape([e, h]);
             let logits = mask_existing_loops(logits, existing);
-            let alpha = self
-                .dropout
-                .forward(segment_softmax(logits, receivers.clone(), n));
+            let alpha = crate::dropout::dropout(
+                &self.dropout,
+                segment_softmax(logits, receivers.clone(), n),
+            );
             sum_into(src * alpha.unsqueeze_dim::<3>(2), receivers, n)
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())

@@ -116,9 +116,10 @@ impl TransformerConv {
                 .sum_dim(2)
                 .reshape([e, h])
                 .div_scalar((c as f64).sqrt());
-            let alpha = self
-                .dropout
-                .forward(segment_softmax(logits, receivers.clone(), n));
+            let alpha = crate::dropout::dropout(
+                &self.dropout,
+                segment_softmax(logits, receivers.clone(), n),
+            );
             sum_into(v * alpha.unsqueeze_dim::<3>(2), receivers, n)
         };
         let out = super::combine_heads(out, self.concat, None);

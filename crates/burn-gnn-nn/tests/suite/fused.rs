@@ -98,3 +98,45 @@ fn sparse_matrix_rejects_entries_outside_its_shape() {
     assert_eq!(host(m.to_dense()), vec![2.0, 0.0, 0.0, 4.0]);
     assert_eq!(m.nnz(), 3);
 }
+
+#[test]
+fn dropout_keeps_each_entry_with_probability_one_minus_p_and_rescales() {
+    let d = burn::nn::DropoutConfig::new(0.6).init();
+    for (name, dev) in devices()
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("autodiff"))
+    {
+        let n = 100_000;
+        let x = Tensor::<1>::ones([n], &dev).require_grad();
+        dev.seed(7);
+        let y = burn_gnn_nn::dropout(&d, x.clone());
+        let values = host(y.clone().unsqueeze_dim::<2>(0));
+        let kept = values.iter().filter(|&&v| v != 0.0).count() as f64;
+        // Binomial(n, 0.4): 5 standard deviations.
+        let sd = (n as f64 * 0.4 * 0.6).sqrt();
+        assert!(
+            (kept - 0.4 * n as f64).abs() < 5.0 * sd,
+            "{name}: kept {kept}"
+        );
+        assert!(
+            values.iter().all(|&v| v == 0.0 || (v - 2.5).abs() < 1e-6),
+            "{name}: scale"
+        );
+        // The gradient is the mask itself.
+        let g = x.grad(&y.clone().sum().backward()).unwrap();
+        assert_eq!(host(g.unsqueeze_dim::<2>(0)), values, "{name}: gradient");
+        // The device's seed makes the mask repeatable.
+        dev.seed(7);
+        let again =
+            host(burn_gnn_nn::dropout(&d, Tensor::<1>::ones([n], &dev)).unsqueeze_dim::<2>(0));
+        assert_eq!(again, values, "{name}: seeded");
+        // Without autodiff (evaluation) it is the identity.
+        let inner = dev.clone().inner();
+        let plain = burn_gnn_nn::dropout(&d, Tensor::<1>::ones([4], &inner));
+        assert_eq!(
+            host(plain.unsqueeze_dim::<2>(0)),
+            vec![1.0; 4],
+            "{name}: evaluation"
+        );
+    }
+}

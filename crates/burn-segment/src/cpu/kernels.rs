@@ -566,6 +566,76 @@ pub fn count<I: IdElem>(plan: &CsrPlan) -> Vec<I> {
     plan.offsets.windows(2).map(|w| I::from_i64((w[1] - w[0]) as i64)).collect()
 }
 
+/// Fused gather-weight-sum (see [`SegmentBackend::segment_spmm`](crate::SegmentBackend::segment_spmm)):
+/// `x` is `[N_src, d]` with `d = heads · c`, `weights` `[E, heads]`, `senders` `[E]` (already
+/// checked to lie in `0..N_src`), and `plan` groups the edges by receiver. Each receiver's row
+/// is accumulated by one task in edge order, so the result does not depend on the thread count.
+pub fn spmm<T: Elem>(
+    x: &[T],
+    d: usize,
+    weights: &[T],
+    heads: usize,
+    senders: &[usize],
+    plan: &CsrPlan,
+) -> Vec<T> {
+    let mut out = vec![T::ZERO; plan.num_segments() * d];
+    let c = d / heads.max(1);
+    per_segment(plan, &mut out, d, |s, acc| {
+        plan.for_rows(s, |e| {
+            let row = &x[senders[e] * d..(senders[e] + 1) * d];
+            let w = &weights[e * heads..(e + 1) * heads];
+            if heads == 1 {
+                let w = w[0];
+                acc.iter_mut()
+                    .zip(row)
+                    .for_each(|(a, &v)| *a = a.add(w.mul(v)));
+            } else {
+                for ((acc, row), &w) in acc.chunks_exact_mut(c).zip(row.chunks_exact(c)).zip(w) {
+                    acc.iter_mut()
+                        .zip(row)
+                        .for_each(|(a, &v)| *a = a.add(w.mul(v)));
+                }
+            }
+        })
+    });
+    out
+}
+
+/// Per-edge, per-head dot products (see
+/// [`SegmentBackend::segment_sddmm`](crate::SegmentBackend::segment_sddmm)): `a` and `b` are
+/// `[·, d]` with `d = heads · c`; the indices are already checked. Parallel over edges.
+pub fn sddmm<T: Elem>(
+    a: &[T],
+    b: &[T],
+    d: usize,
+    heads: usize,
+    a_index: &[usize],
+    b_index: &[usize],
+) -> Vec<T> {
+    let mut out = vec![T::ZERO; a_index.len() * heads];
+    if heads == 0 {
+        return out;
+    }
+    let c = d / heads;
+    out.par_chunks_mut(heads)
+        .enumerate()
+        .with_min_len(1024)
+        .for_each(|(e, o)| {
+            let (ra, rb) = (
+                &a[a_index[e] * d..(a_index[e] + 1) * d],
+                &b[b_index[e] * d..(b_index[e] + 1) * d],
+            );
+            for (h, o) in o.iter_mut().enumerate() {
+                let (ra, rb) = (&ra[h * c..(h + 1) * c], &rb[h * c..(h + 1) * c]);
+                *o = ra
+                    .iter()
+                    .zip(rb)
+                    .fold(T::ZERO, |acc, (&p, &q)| acc.add(p.mul(q)));
+            }
+        });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,48 +682,4 @@ mod tests {
         assert_eq!(bits(&a.1), bits(&b.1));
         assert_eq!((bits(&a.2), &a.3), (bits(&b.2), &b.3));
     }
-}
-
-/// Fused gather-weight-sum (see [`SegmentBackend::segment_spmm`](crate::SegmentBackend::segment_spmm)):
-/// `x` is `[N_src, d]` with `d = heads · c`, `weights` `[E, heads]`, `senders` `[E]` (already
-/// checked to lie in `0..N_src`), and `plan` groups the edges by receiver. Each receiver's row
-/// is accumulated by one task in edge order, so the result does not depend on the thread count.
-pub fn spmm<T: Elem>(x: &[T], d: usize, weights: &[T], heads: usize, senders: &[usize], plan: &CsrPlan) -> Vec<T> {
-    let mut out = vec![T::ZERO; plan.num_segments() * d];
-    let c = d / heads.max(1);
-    per_segment(plan, &mut out, d, |s, acc| {
-        plan.for_rows(s, |e| {
-            let row = &x[senders[e] * d..(senders[e] + 1) * d];
-            let w = &weights[e * heads..(e + 1) * heads];
-            if heads == 1 {
-                let w = w[0];
-                acc.iter_mut().zip(row).for_each(|(a, &v)| *a = a.add(w.mul(v)));
-            } else {
-                for (h, &w) in w.iter().enumerate() {
-                    let (acc, row) = (&mut acc[h * c..(h + 1) * c], &row[h * c..(h + 1) * c]);
-                    acc.iter_mut().zip(row).for_each(|(a, &v)| *a = a.add(w.mul(v)));
-                }
-            }
-        })
-    });
-    out
-}
-
-/// Per-edge, per-head dot products (see
-/// [`SegmentBackend::segment_sddmm`](crate::SegmentBackend::segment_sddmm)): `a` and `b` are
-/// `[·, d]` with `d = heads · c`; the indices are already checked. Parallel over edges.
-pub fn sddmm<T: Elem>(a: &[T], b: &[T], d: usize, heads: usize, a_index: &[usize], b_index: &[usize]) -> Vec<T> {
-    let mut out = vec![T::ZERO; a_index.len() * heads];
-    if heads == 0 {
-        return out;
-    }
-    let c = d / heads;
-    out.par_chunks_mut(heads).enumerate().with_min_len(1024).for_each(|(e, o)| {
-        let (ra, rb) = (&a[a_index[e] * d..(a_index[e] + 1) * d], &b[b_index[e] * d..(b_index[e] + 1) * d]);
-        for (h, o) in o.iter_mut().enumerate() {
-            let (ra, rb) = (&ra[h * c..(h + 1) * c], &rb[h * c..(h + 1) * c]);
-            *o = ra.iter().zip(rb).fold(T::ZERO, |acc, (&p, &q)| acc.add(p.mul(q)));
-        }
-    });
-    out
 }

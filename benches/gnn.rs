@@ -1,0 +1,211 @@
+//! Training-step benchmarks of the layers and models.
+//!
+//! `cargo bench --bench gnn` runs, in one process:
+//! - `cora_epoch/{gat,gcn}/{dense,sparse}`: one full training epoch on Cora as the examples run
+//!   it (the papers' models and dropout, forward, cross-entropy on the 140 training nodes plus
+//!   weight decay, backward, Adam step), with the 1433 bag-of-words features as a dense
+//!   `[2708, 1433]` tensor or as a `SparseMatrix` (1.3 % non-zero) through `forward_sparse`.
+//!   Cora is read from `BURN_GNN_DATA_DIR`, else `datasets/cache/planetoid`, else
+//!   `../shared/datasets/planetoid/raw`; the group is skipped (with a message) without it.
+//! - `conv/{gcn,gat,sage}/E=…`: one layer's forward + backward (`sum` of the output) on a
+//!   directed Erdős–Rényi graph with `E` edges, `N = E / 10` nodes and 64 → 64 features (GAT: 8
+//!   heads of 8), receiver-sorted as the examples keep them; throughput in edges. Sizes 1e5,
+//!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them).
+//!
+//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use burn::module::Module;
+use burn::nn::loss::CrossEntropyLossConfig;
+use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_gnn_data::Planetoid;
+use burn_gnn_data::synthetic::{SplitMix64, erdos_renyi};
+use burn_gnn_graph::{GraphsTuple, SparseMatrix};
+use burn_gnn_nn::{Gat, GatConvConfig, Gcn, GcnConvConfig, SageConvConfig, StackConfig};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+fn base() -> Device {
+    match std::env::var("GNN_BENCH_BACKEND").as_deref() {
+        #[allow(deprecated)]
+        Ok("ndarray") => Device::ndarray(),
+        Ok(other) if other != "flex" => {
+            panic!("unknown GNN_BENCH_BACKEND {other:?} (flex, ndarray)")
+        }
+        _ => Device::flex(),
+    }
+}
+
+fn cora() -> Option<Planetoid> {
+    let dirs = [
+        std::env::var_os("BURN_GNN_DATA_DIR").map(PathBuf::from),
+        Some(PathBuf::from("datasets/cache/planetoid")),
+        Some(PathBuf::from("../shared/datasets/planetoid/raw")),
+    ];
+    dirs.into_iter()
+        .flatten()
+        .find_map(|d| Planetoid::load("cora", &d).ok())
+}
+
+/// What one epoch needs: the graph, both feature forms, the training rows and labels.
+struct Cora {
+    graph: GraphsTuple,
+    dense: Tensor<2>,
+    sparse: SparseMatrix,
+    train: Tensor<1, Int>,
+    labels: Tensor<1, Int>,
+}
+
+/// A model the epoch can train either way.
+trait Model: Module + Clone {
+    fn logits(&self, cora: &Cora, sparse: bool) -> Tensor<2>;
+    fn decayed(&self) -> Tensor<1>;
+}
+
+impl Model for Gat {
+    fn logits(&self, c: &Cora, sparse: bool) -> Tensor<2> {
+        if sparse {
+            self.forward_sparse(&c.sparse, &c.graph)
+        } else {
+            self.forward(c.dense.clone(), &c.graph)
+        }
+    }
+    fn decayed(&self) -> Tensor<1> {
+        let sq = |t: Tensor<2>| t.powi_scalar(2).sum();
+        self.convs
+            .iter()
+            .map(|c| sq(c.weight.val()) + sq(c.att_src.val()) + sq(c.att_dst.val()))
+            .reduce(|a, b| a + b)
+            .expect("layers")
+    }
+}
+
+impl Model for Gcn {
+    fn logits(&self, c: &Cora, sparse: bool) -> Tensor<2> {
+        if sparse {
+            self.forward_sparse(&c.sparse, &c.graph)
+        } else {
+            self.forward(c.dense.clone(), &c.graph)
+        }
+    }
+    fn decayed(&self) -> Tensor<1> {
+        self.convs[0].weight.val().powi_scalar(2).sum()
+    }
+}
+
+/// One epoch: forward in training mode, loss + L2, backward, Adam.
+fn epoch<M: Model>(
+    model: M,
+    optim: &mut burn::optim::ModuleOptimizer,
+    c: &Cora,
+    sparse: bool,
+    lr: f64,
+) -> M {
+    let logits = model.logits(c, sparse).select(0, c.train.clone());
+    let loss = CrossEntropyLossConfig::new()
+        .init(&logits.device())
+        .forward(logits, c.labels.clone())
+        + model.decayed() * 2.5e-4;
+    let grads = GradientsParams::from_grads(loss.backward(), &model);
+    optim.step(lr, model, grads)
+}
+
+fn cora_epoch(crit: &mut Criterion) {
+    let Some(data) = cora() else {
+        eprintln!("cora_epoch: no Cora raw files found (set BURN_GNN_DATA_DIR); skipped");
+        return;
+    };
+    let device = base().autodiff();
+    let graph = data.graph(&device).expect("valid").sort_by_receiver();
+    let dense = graph.node_tensor::<2>().expect("features");
+    let sparse = SparseMatrix::from_dense(&dense);
+    let train: Vec<i64> = (0..data.train_mask.len() as i64)
+        .filter(|&i| data.train_mask[i as usize])
+        .collect();
+    let train = Tensor::<1, Int>::from_data(TensorData::new(train.clone(), [train.len()]), &device);
+    let c = Cora {
+        labels: data.labels(&device).select(0, train.clone()),
+        graph,
+        dense,
+        sparse,
+        train,
+    };
+    eprintln!(
+        "cora_epoch: {} features per node, {:.2} % non-zero ({} stored)",
+        c.sparse.shape[1],
+        100.0 * c.sparse.density(),
+        c.sparse.nnz()
+    );
+    let mut group = crit.benchmark_group("cora_epoch");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(8));
+    let gat_cfg = StackConfig::new(data.num_features, 64, data.num_classes)
+        .with_dropout(0.6)
+        .with_activation("elu".into());
+    let gcn_cfg = StackConfig::new(data.num_features, 16, data.num_classes).with_dropout(0.5);
+    for sparse in [false, true] {
+        let form = if sparse { "sparse" } else { "dense" };
+        let mut optim = AdamConfig::new().init();
+        let mut gat = Gat::new(&gat_cfg, 8, 1, &device).expect("valid");
+        group.bench_function(BenchmarkId::new("gat", form), |b| {
+            b.iter(|| gat = epoch(gat.clone(), &mut optim, &c, sparse, 0.005))
+        });
+        let mut optim = AdamConfig::new().init();
+        let mut gcn = Gcn::new(&gcn_cfg, &device).expect("valid");
+        group.bench_function(BenchmarkId::new("gcn", form), |b| {
+            b.iter(|| gcn = epoch(gcn.clone(), &mut optim, &c, sparse, 0.01))
+        });
+    }
+    group.finish();
+}
+
+fn conv(crit: &mut Criterion) {
+    let max_e: usize = std::env::var("GNN_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let device = base().autodiff();
+    let d = 64;
+    let mut group = crit.benchmark_group("conv");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    for e in [100_000usize, 1_000_000, 10_000_000] {
+        if e > max_e {
+            continue;
+        }
+        let n = e / 10;
+        let g = erdos_renyi(n, e as f64 / (n as f64 * (n - 1) as f64), true, 1).expect("valid");
+        let graph = GraphsTuple::from_coo(&g.senders, &g.receivers, n, &device)
+            .expect("valid")
+            .sort_by_receiver();
+        let edges = g.senders.len();
+        drop(g);
+        let mut rng = SplitMix64::new(2);
+        let x: Vec<f32> = (0..n * d).map(|_| rng.normal() as f32).collect();
+        let x = Tensor::<2>::from_data(TensorData::new(x, [n, d]), &device);
+        group.throughput(Throughput::Elements(edges as u64));
+        let id = |name: &str| BenchmarkId::new(name, format!("E={edges}"));
+        let gcn = GcnConvConfig::new(d, d).init(&device);
+        let norm = gcn.normalization(&graph, None);
+        group.bench_function(id("gcn"), |b| {
+            b.iter(|| black_box(gcn.forward_normalized(x.clone(), &norm).sum().backward()))
+        });
+        let gat = GatConvConfig::new(d, d / 8).with_heads(8).init(&device);
+        group.bench_function(id("gat"), |b| {
+            b.iter(|| black_box(gat.forward(x.clone(), &graph).sum().backward()))
+        });
+        let sage = SageConvConfig::new(d, d).init(&device).expect("valid");
+        group.bench_function(id("sage"), |b| {
+            b.iter(|| black_box(sage.forward(x.clone(), &graph).sum().backward()))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, cora_epoch, conv);
+criterion_main!(benches);
