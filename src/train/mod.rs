@@ -20,7 +20,8 @@
 //!   [`NodeModel`]s.
 //!
 //! `examples/graphsage_learner.rs` trains GraphSAGE on sampled mini-batches of a million-node
-//! graph this way, and the book's chapter "Training at scale" walks through it.
+//! graph this way, and the book's chapter "Training with burn-train, on one device or several"
+//! walks through it.
 //!
 //! # Devices
 //! `ExecutionStrategy::multi(devices, MultiDeviceOptim::OptimMainDevice)` runs one worker per
@@ -29,7 +30,7 @@
 //! step. It moves gradients with `to_device` and needs no collective operations, so it runs on
 //! any backend, also on one CPU device listed twice (how it is tested here). Distributed data
 //! parallel (`ExecutionStrategy::ddp`) all-reduces gradients with Burn's collectives, which in
-//! Burn 0.22 only the CUDA backend implements; see the book's chapter on training at scale.
+//! Burn 0.22 only the CUDA backend implements; the same chapter says how to launch it.
 
 mod loaders;
 
