@@ -18,8 +18,12 @@
 //! Rows whose id is outside `[0, num_segments)` are dropped inside every kernel (their softmax
 //! output is 0): nothing is ever written out of bounds, and nothing panics, unlike the CPU
 //! backends. Max / min of `-0.0` and `0.0` give `0.0` (they share a key).
+//!
+//! The fused `spmm` follows the sum's two strategies over the receivers, and `sddmm` runs one
+//! unit per edge and head (see the `fused` module).
 
 mod csr;
+mod fused;
 mod ops;
 mod unsorted;
 
@@ -234,5 +238,33 @@ impl SegmentBackend for CubeBackend {
             return composite::count::<Self>(ids, n);
         }
         count(ids, n)
+    }
+
+    fn segment_spmm(
+        x: FloatTensor<Self>,
+        weights: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        n: usize,
+    ) -> FloatTensor<Self> {
+        let f32s = x.dtype == DType::F32 && weights.dtype == DType::F32;
+        if !f32s || !ids_ok(&senders) || senders.dtype != receivers.dtype {
+            return composite::spmm::<Self>(x, weights, senders, receivers, n);
+        }
+        fused::spmm(x, weights, senders, receivers, n)
+    }
+
+    fn segment_sddmm(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        a_index: IntTensor<Self>,
+        b_index: IntTensor<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self> {
+        let f32s = a.dtype == DType::F32 && b.dtype == DType::F32;
+        if !f32s || !ids_ok(&a_index) || a_index.dtype != b_index.dtype {
+            return composite::sddmm::<Self>(a, b, a_index, b_index, heads);
+        }
+        fused::sddmm(a, b, a_index, b_index, heads)
     }
 }

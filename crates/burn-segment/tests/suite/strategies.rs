@@ -87,6 +87,10 @@ fn results_are_bitwise_repeatable_where_the_contract_says_so() {
             (bits(read(v)), read_int(a), read_int(count(&t, ids(&unsorted, &t.device, false), n)))
         };
         assert_eq!(run(), run(), "{}: unsorted max/argmax/count not repeatable", t.name);
+        // The fused sum over sorted receivers folds each receiver's edges in edge order.
+        let senders = ids(&unsorted, &t.device, true);
+        let spmm = || bits(read(burn_segment::spmm(f32s(&data[..n * d], [n, d], &t.device), senders.clone(), ids(&sorted, &t.device, true), None, n)));
+        assert_eq!(spmm(), spmm(), "{}: sorted spmm not repeatable", t.name);
     }
 }
 
@@ -113,6 +117,27 @@ fn backends_that_drop_out_of_range_ids_drop_them_in_any_order() {
                         assert!((y[i] - want[i]).abs() < 1e-6, "{what}: softmax row {i}: {} vs {}", y[i], want[i]);
                     }
                 }
+                if t.path == Path::Public {
+                    // The fused kernels drop an edge whose sender or receiver is out of range
+                    // (spmm) and give 0 for it (sddmm), with sorted and unsorted receivers.
+                    let rows = || crate::common::ids(&[0, 1, 2, 3, 4], &t.device, i32_ids);
+                    let by_receiver = read(burn_segment::spmm(x(), rows(), ids(), None, 2));
+                    assert_eq!(by_receiver, segment_reduce_reference(&data, 1, &seg, 2, SegmentReduction::Sum), "{what}: spmm receivers");
+                    for receivers in [[0i64, 0, 1, 1, 1], [1, 0, 1, 0, 1]] {
+                        let by_sender = read(burn_segment::spmm(x(), ids(), crate::common::ids(&receivers, &t.device, i32_ids), None, 2));
+                        let mut want = vec![0.0; 2];
+                        for (&s, &r) in seg.iter().zip(&receivers) {
+                            if (0..5).contains(&s) {
+                                want[r as usize] += data[s as usize];
+                            }
+                        }
+                        assert_eq!(by_sender, want, "{what}: spmm senders, receivers {receivers:?}");
+                    }
+                    let want: Vec<f64> =
+                        seg.iter().enumerate().map(|(e, &s)| if (0..5).contains(&s) { data[s as usize] * data[e] } else { 0.0 }).collect();
+                    assert_eq!(read(burn_segment::sddmm(x(), x(), ids(), rows(), 1)), want, "{what}: sddmm, bad a_index");
+                    assert_eq!(read(burn_segment::sddmm(x(), x(), rows(), ids(), 1)), want, "{what}: sddmm, bad b_index");
+                }
             }
         }
     }
@@ -127,9 +152,11 @@ fn wgpu_calls_reach_the_cubecl_kernels_through_fusion() {
         let seg = ids(&[1, 0, 1], &t.device, true);
         let _ = read(reduce(&t, x.clone(), seg.clone(), 2, SegmentReduction::Sum));
         let _ = read(softmax(&t, x.clone(), seg.clone(), 2));
-        let _ = read_int(extreme(&t, x, seg.clone(), 2, SegmentExtreme::Max).1);
-        let _ = read_int(count(&t, seg, 2));
+        let _ = read_int(extreme(&t, x.clone(), seg.clone(), 2, SegmentExtreme::Max).1);
+        let _ = read_int(count(&t, seg.clone(), 2));
+        let _ = read(burn_segment::spmm(x.clone(), seg.clone(), seg.clone(), None, 2));
+        let _ = read(burn_segment::sddmm(x.clone(), x, seg.clone(), seg, 1));
         let calls = burn_segment::wgpu_kernel_calls() - before;
-        assert!(calls >= 4, "{}: {calls} kernel calls for 4 ops (composite path taken?)", t.name);
+        assert!(calls >= 6, "{}: {calls} kernel calls for 6 ops (composite path taken?)", t.name);
     }
 }
