@@ -163,7 +163,87 @@ impl<B: SegmentBackend> Backward<B, 2> for SddmmBackward {
     }
 }
 
+/// The raw-score gradient `d` of the attention softmax (one fused call), summed into the
+/// senders for `src` and the receivers for `dst`; `d` itself for a per-head bias, its sum over
+/// the heads for a shared `[E, 1]` bias.
+#[derive(Debug)]
+struct AttentionBackward;
+
+/// What [`AttentionBackward`] keeps: the three float inputs, the indices, the output and the slope.
+type AttentionState<B> = (
+    FloatTensor<B>,
+    FloatTensor<B>,
+    FloatTensor<B>,
+    IntTensor<B>,
+    IntTensor<B>,
+    FloatTensor<B>,
+    f64,
+);
+
+impl<B: SegmentBackend> Backward<B, 3> for AttentionBackward {
+    type State = AttentionState<B>;
+    fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (src, dst, bias, senders, receivers, alpha, slope) = ops.state;
+        let grad = grads.consume::<B>(&ops.node);
+        let [src_node, dst_node, bias_node] = ops.parents;
+        let (n_src, n_dst, bias_width) = (src.shape()[0], dst.shape()[0], bias.shape()[1]);
+        let d = B::segment_attention_backward(
+            src,
+            dst,
+            bias,
+            senders.clone(),
+            receivers.clone(),
+            alpha,
+            grad,
+            slope,
+        );
+        if let Some(node) = src_node {
+            grads.register::<B>(node.id, B::segment_reduce(d.clone(), senders, n_src, SegmentReduction::Sum));
+        }
+        if let Some(node) = dst_node {
+            grads.register::<B>(node.id, B::segment_reduce(d.clone(), receivers, n_dst, SegmentReduction::Sum));
+        }
+        if let Some(node) = bias_node {
+            let heads = d.shape()[1];
+            let db = if bias_width == 1 && heads != 1 { B::float_sum_dim(d, 1) } else { d };
+            grads.register::<B>(node.id, db);
+        }
+    }
+}
+
+/// `segment_attention_backward` keeps its composite default here: the backward above calls
+/// the inner backend's kernel, and the composite (built from differentiable primitives) serves a
+/// caller that differentiates a gradient.
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
+    fn segment_attention_softmax(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        negative_slope: f64,
+    ) -> FloatTensor<Self> {
+        let (src, sn) = src.into_parts();
+        let (dst, dn) = dst.into_parts();
+        let (bias, bn) = bias.into_parts();
+        match AttentionBackward.prepare::<C>([sn, dn, bn]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let alpha = B::segment_attention_softmax(
+                    src.clone(),
+                    dst.clone(),
+                    bias.clone(),
+                    senders.clone(),
+                    receivers.clone(),
+                    negative_slope,
+                );
+                prep.finish((src, dst, bias, senders, receivers, alpha.clone(), negative_slope), alpha)
+            }
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::segment_attention_softmax(src, dst, bias, senders, receivers, negative_slope))
+            }
+        }
+    }
+
     fn segment_spmm(
         x: FloatTensor<Self>,
         weights: FloatTensor<Self>,

@@ -172,6 +172,53 @@ pub trait SegmentBackend: Backend {
         composite::sddmm::<Self>(a, b, a_index, b_index, heads)
     }
 
+    /// Additive attention coefficients (GAT's): per edge and head the logit
+    /// `LeakyReLU(src[senders[e], h] + dst[receivers[e], h] + bias[e, h])`, then a softmax over
+    /// each receiver's edges, with `src: [N_src, H]`, `dst: [N_dst, H]`, `bias: [E, H]` or
+    /// `[E, 1]` -> `[E, H]`. The receivers are the segments (`N_dst` of them). An edge whose bias
+    /// is `-inf` is masked: its logit is `-inf` whatever the slope. Out-of-range indices panic on
+    /// the CPU backends.
+    #[fusion(dtype = src, shape = Shape::new([senders[0], src[1]]))]
+    fn segment_attention_softmax(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        negative_slope: f64,
+    ) -> FloatTensor<Self> {
+        composite::attention_softmax::<Self>(src, dst, bias, senders, receivers, negative_slope)
+    }
+
+    /// The gradient of the raw scores `src[s] + dst[r] + bias` of
+    /// [`segment_attention_softmax`](Self::segment_attention_softmax), given its output `alpha`
+    /// and the gradient `grad` of that output (both `[E, H]`): `alpha · (grad − Σ alpha ·
+    /// grad)` over each receiver's edges, times the slope where the raw score is negative, 0 on
+    /// masked edges. `[E, H]`.
+    #[allow(clippy::too_many_arguments)]
+    #[fusion(dtype = src, shape = alpha)]
+    fn segment_attention_backward(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        alpha: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        negative_slope: f64,
+    ) -> FloatTensor<Self> {
+        composite::attention_backward::<Self>(
+            src,
+            dst,
+            bias,
+            senders,
+            receivers,
+            alpha,
+            grad,
+            negative_slope,
+        )
+    }
+
     /// Number of rows in each segment, `[N]` in the ids' dtype.
     #[fusion(dtype = segment_ids, shape = Shape::new([*num_segments]))]
     fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {

@@ -352,3 +352,65 @@ pub fn sddmm<B: crate::SegmentBackend>(
     let summed = B::float_sum_dim(by_heads::<B>(products, heads), 2);
     B::float_reshape(summed, Shape::new([e, heads]))
 }
+
+/// `src[senders] + dst[receivers] + bias` (`[E, heads]`, the bias broadcast over the heads) and
+/// the mask of the edges whose bias is `-inf`.
+fn attention_raw<B: crate::SegmentBackend>(
+    src: FloatTensor<B>,
+    dst: FloatTensor<B>,
+    bias: FloatTensor<B>,
+    senders: IntTensor<B>,
+    receivers: IntTensor<B>,
+) -> (FloatTensor<B>, BoolTensor<B>) {
+    let (e, h) = (senders.shape()[0], src.shape()[1]);
+    let bd = bool_dtype::<B>(&src.device());
+    let bias = B::float_expand(bias, Shape::new([e, h]));
+    let masked = B::float_equal_elem(bias.clone(), Scalar::Float(f64::NEG_INFINITY), bd);
+    let nodes = B::float_add(B::segment_gather(src, senders), B::segment_gather(dst, receivers));
+    (B::float_add(nodes, bias), masked)
+}
+
+/// Composite default of
+/// [`SegmentBackend::segment_attention_softmax`](crate::SegmentBackend::segment_attention_softmax):
+/// gather both sides' scores, add the bias, LeakyReLU, mask, segment softmax.
+pub fn attention_softmax<B: crate::SegmentBackend>(
+    src: FloatTensor<B>,
+    dst: FloatTensor<B>,
+    bias: FloatTensor<B>,
+    senders: IntTensor<B>,
+    receivers: IntTensor<B>,
+    negative_slope: f64,
+) -> FloatTensor<B> {
+    let n = dst.shape()[0];
+    let (raw, masked) = attention_raw::<B>(src, dst, bias, senders, receivers.clone());
+    let logits = B::leaky_relu(raw, Scalar::Float(negative_slope));
+    let logits = B::float_mask_fill(logits, masked, Scalar::Float(f64::NEG_INFINITY));
+    B::segment_softmax(logits, receivers, n)
+}
+
+/// Composite default of
+/// [`SegmentBackend::segment_attention_backward`](crate::SegmentBackend::segment_attention_backward):
+/// the segment-softmax backward, times the LeakyReLU's slope where the raw score is negative,
+/// 0 on masked edges.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_backward<B: crate::SegmentBackend>(
+    src: FloatTensor<B>,
+    dst: FloatTensor<B>,
+    bias: FloatTensor<B>,
+    senders: IntTensor<B>,
+    receivers: IntTensor<B>,
+    alpha: FloatTensor<B>,
+    grad: FloatTensor<B>,
+    negative_slope: f64,
+) -> FloatTensor<B> {
+    let n = dst.shape()[0];
+    let bd = bool_dtype::<B>(&src.device());
+    let (raw, masked) = attention_raw::<B>(src, dst, bias, senders, receivers.clone());
+    let gy = B::float_mul(grad, alpha.clone());
+    let total = B::segment_reduce(gy.clone(), receivers.clone(), n, SegmentReduction::Sum);
+    let d = B::float_sub(gy, B::float_mul(alpha, B::segment_gather(total, receivers)));
+    let negative = B::float_lower_elem(raw, Scalar::Float(0.0), bd);
+    let scaled = B::float_mul_scalar(d.clone(), Scalar::Float(negative_slope));
+    let d = B::float_mask_where(d, negative, scaled);
+    B::float_mask_fill(d, masked, Scalar::Float(0.0))
+}

@@ -109,3 +109,74 @@ pub fn sddmm(
         heads,
     ))
 }
+
+/// Additive attention coefficients (GAT's), fused: per edge and head the logit
+/// `LeakyReLU(src[senders[e], h] + dst[receivers[e], h] + bias[e, h])`, then a softmax over the
+/// edges of each receiver:
+///
+/// `α[e, h] = exp(l[e, h]) / Σ_{e' : receivers[e'] = receivers[e]} exp(l[e', h])`
+///
+/// The same as gathering both scores, adding, `leaky_relu` and [`segment_softmax`] over the
+/// receivers (the composite default on other backends, and the reference), but the CPU kernels
+/// do it in two passes over `[E, H]` with no intermediate tensors, and the `Autodiff` backward
+/// is one fused pass (softmax and LeakyReLU backward together) followed by two segment sums.
+///
+/// The receivers are the segments: there are `N_dst` of them (the rows of `dst`), and a
+/// receiver without edges gets no coefficients. `bias` (`[E, H]`, or `[E, 1]` shared by the
+/// heads) adds per-edge terms before the LeakyReLU, e.g. edge features; a bias of `-inf` masks
+/// its edge (weight 0, zero gradient) whatever the slope. `None` adds nothing.
+///
+/// [`segment_softmax`]: crate::segment_softmax
+///
+/// # Shapes
+/// `src: [N_src, H]`, `dst: [N_dst, H]`, `senders`, `receivers: [E]`, `bias: [E, H]` or
+/// `[E, 1]` -> `[E, H]`.
+///
+/// # Panics
+/// If the widths, index lengths, bias shape or dtypes disagree; on CPU backends if a sender
+/// lies outside `0..N_src` or a receiver outside `0..N_dst`.
+pub fn attention_softmax(
+    src: Tensor<2>,
+    dst: Tensor<2>,
+    senders: Tensor<1, Int>,
+    receivers: Tensor<1, Int>,
+    bias: Option<Tensor<2>>,
+    negative_slope: f64,
+) -> Tensor<2> {
+    let (h, hd) = (src.dims()[1], dst.dims()[1]);
+    assert_eq!(
+        h, hd,
+        "burn-segment: attention_softmax src has {h} heads but dst {hd}"
+    );
+    let e = senders.dims()[0];
+    assert_eq!(
+        e,
+        receivers.dims()[0],
+        "burn-segment: attention_softmax has {e} senders but {} receivers",
+        receivers.dims()[0]
+    );
+    assert_eq!(
+        src.dtype(),
+        dst.dtype(),
+        "burn-segment: attention_softmax src and dst dtypes differ"
+    );
+    let bias = bias.unwrap_or_else(|| Tensor::zeros([e, 1], (&src.device(), src.dtype())));
+    let [be, bw] = bias.dims();
+    assert!(
+        be == e && (bw == 1 || bw == h),
+        "burn-segment: attention_softmax bias must be [E = {e}, 1] or [E, H = {h}], got [{be}, {bw}]"
+    );
+    assert_eq!(
+        src.dtype(),
+        bias.dtype(),
+        "burn-segment: attention_softmax src and bias dtypes differ"
+    );
+    Tensor::from_dispatch(Dispatch::segment_attention_softmax(
+        src.into_dispatch(),
+        dst.into_dispatch(),
+        bias.into_dispatch(),
+        senders.into_dispatch(),
+        receivers.into_dispatch(),
+        negative_slope,
+    ))
+}

@@ -42,9 +42,11 @@
 //! | [`partition_ids`], [`partition_sum`], [`partition_mean`], [`partition_max`], [`partition_min`], [`partition_softmax`] | ids `[E]`; `[P, ...]` | as above | as above |
 //! | [`spmm`] (fused `Σ w · x[senders]` into receivers, per head) | `[N, D]` | 0 | `spmm` along reversed edges; `sddmm` for `w` |
 //! | [`sddmm`] (per-edge, per-head dot products) | `[E, H]` | — | `spmm` into each side |
+//! | [`attention_softmax`] (GAT's LeakyReLU logits from node scores, softmax per receiver) | `[E, H]` | — | one fused softmax + LeakyReLU backward, then segment sums into each side |
 //!
 //! - **Sizes are explicit.** `num_segments` is always given, never inferred from the ids;
-//!   partition helpers read the number of partitions and the length from shapes.
+//!   partition helpers read the number of partitions and the length from shapes, and
+//!   [`attention_softmax`] its receivers from the rows of `dst`.
 //! - **Real reductions.** Occupied segments always reduce their rows, including `±inf`; NaN in
 //!   gives NaN out for sum, mean, max, min and softmax. Empty segments get the identity.
 //! - **Ties.** `segment_argmax/argmin` return the smallest row index (the first NaN when a column
@@ -111,6 +113,6 @@ pub use api::*;
 #[doc(hidden)]
 pub use cube::wgpu_kernel_calls;
 pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
-pub use fused::{sddmm, spmm};
+pub use fused::{attention_softmax, sddmm, spmm};
 pub use partition::*;
 pub use validate::*;

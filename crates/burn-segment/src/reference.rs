@@ -185,3 +185,34 @@ pub fn sddmm_reference(a: &[f64], b: &[f64], d: usize, heads: usize, a_index: &[
     }
     out
 }
+
+/// Reference of `attention_softmax`: `src [N_src, heads]`, `dst [N_dst, heads]`, `bias [E,
+/// bias_width]` (1 or `heads`; `-inf` masks an edge). Logits as written in the docs, then the
+/// softmax reference over the receivers.
+#[allow(clippy::too_many_arguments)]
+pub fn attention_softmax_reference(
+    src: &[f64],
+    dst: &[f64],
+    heads: usize,
+    senders: &[i64],
+    receivers: &[i64],
+    bias: &[f64],
+    bias_width: usize,
+    negative_slope: f64,
+) -> Vec<f64> {
+    let mut logits = Vec::with_capacity(senders.len() * heads);
+    for e in 0..senders.len() {
+        for h in 0..heads {
+            let b = bias[e * bias_width + if bias_width == 1 { 0 } else { h }];
+            let x = src[senders[e] as usize * heads + h] + dst[receivers[e] as usize * heads + h] + b;
+            logits.push(if b == f64::NEG_INFINITY {
+                f64::NEG_INFINITY
+            } else if x < 0.0 {
+                negative_slope * x
+            } else {
+                x
+            });
+        }
+    }
+    segment_softmax_reference(&logits, heads, receivers, dst.len() / heads.max(1))
+}

@@ -626,14 +626,125 @@ pub fn sddmm<T: Elem>(
                 &b[b_index[e] * d..(b_index[e] + 1) * d],
             );
             for (h, o) in o.iter_mut().enumerate() {
-                let (ra, rb) = (&ra[h * c..(h + 1) * c], &rb[h * c..(h + 1) * c]);
-                *o = ra
-                    .iter()
-                    .zip(rb)
-                    .fold(T::ZERO, |acc, (&p, &q)| acc.add(p.mul(q)));
+                *o = dot(&ra[h * c..(h + 1) * c], &rb[h * c..(h + 1) * c]);
             }
         });
     out
+}
+
+/// `Σ a[i] · b[i]` with eight running sums (lane `i % 8`) added pairwise at the end: the loop
+/// vectorises, where one running sum is a chain of dependent adds. The order is fixed, so the
+/// result is too.
+#[inline(always)]
+fn dot<T: Elem>(a: &[T], b: &[T]) -> T {
+    let mut lanes = [T::ZERO; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let mut tail = T::ZERO;
+    for (&p, &q) in ca.remainder().iter().zip(cb.remainder()) {
+        tail = tail.add(p.mul(q));
+    }
+    for (p, q) in ca.zip(cb) {
+        for k in 0..8 {
+            lanes[k] = lanes[k].add(p[k].mul(q[k]));
+        }
+    }
+    let quad = [lanes[0].add(lanes[4]), lanes[1].add(lanes[5]), lanes[2].add(lanes[6]), lanes[3].add(lanes[7])];
+    quad[0].add(quad[2]).add(quad[1].add(quad[3])).add(tail)
+}
+
+/// The inputs of an additive-attention softmax (see
+/// [`SegmentBackend::segment_attention_softmax`](crate::SegmentBackend::segment_attention_softmax)):
+/// per-node scores `src` `[N_src, heads]` and `dst` `[N_dst, heads]`, per-edge `bias`
+/// `[E, bias_width]` (`bias_width` 1 or `heads`), checked indices, and the LeakyReLU slope.
+pub struct Attention<'a, T> {
+    /// Scores of the senders.
+    pub src: &'a [T],
+    /// Scores of the receivers.
+    pub dst: &'a [T],
+    /// Per-edge terms added before the LeakyReLU; `-inf` masks an edge.
+    pub bias: &'a [T],
+    /// Columns of `bias`: 1 (shared by the heads) or `heads`.
+    pub bias_width: usize,
+    /// Heads (columns of `src` and `dst`).
+    pub heads: usize,
+    /// Sender of each edge (row of `src`).
+    pub senders: &'a [usize],
+    /// Receiver of each edge (row of `dst`).
+    pub receivers: &'a [usize],
+    /// LeakyReLU slope for negative inputs.
+    pub slope: T,
+}
+
+impl<T: FloatElem> Attention<'_, T> {
+    /// `src[s] + dst[r] + bias` for edge `e`, head `k`, and whether the bias masks the edge.
+    #[inline(always)]
+    fn raw(&self, e: usize, k: usize) -> (T, bool) {
+        let h = self.heads;
+        let b = self.bias[e * self.bias_width + if self.bias_width == 1 { 0 } else { k }];
+        let x = self.src[self.senders[e] * h + k].add(self.dst[self.receivers[e] * h + k]).add(b);
+        (x, b == T::LOWEST)
+    }
+
+    /// The logits `LeakyReLU(raw)`, `-inf` for masked edges, `[E, heads]`.
+    pub fn logits(&self) -> Vec<T> {
+        let h = self.heads;
+        let mut out = vec![T::ZERO; self.senders.len() * h];
+        if h == 0 {
+            return out;
+        }
+        out.par_chunks_mut(h).enumerate().with_min_len(1024).for_each(|(e, row)| {
+            for (k, o) in row.iter_mut().enumerate() {
+                let (x, masked) = self.raw(e, k);
+                *o = if masked {
+                    T::LOWEST
+                } else {
+                    T::pick(x < T::ZERO, x.mul(self.slope), x)
+                };
+            }
+        });
+        out
+    }
+
+    /// Gradient of the raw scores given the coefficients `alpha` and their gradient `grad`
+    /// (both `[E, heads]`): the softmax backward `alpha · (grad − Σ_segment alpha · grad)`,
+    /// times the LeakyReLU's slope where the raw score is negative, 0 on masked edges. `plan`
+    /// groups the edges by receiver; one task per receiver, in edge order.
+    pub fn backward(&self, alpha: &[T], grad: &[T], plan: &CsrPlan) -> Vec<T> {
+        let h = self.heads;
+        let mut out = vec![T::ZERO; alpha.len()];
+        if h == 0 || alpha.is_empty() {
+            return out;
+        }
+        let ptr = RowsPtr(out.as_mut_ptr());
+        (0..plan.num_segments()).into_par_iter().with_min_len(plan.min_len(h)).for_each_init(
+            || vec![T::ZERO; h],
+            |total, s| {
+                total.iter_mut().for_each(|t| *t = T::ZERO);
+                plan.for_rows(s, |e| {
+                    for k in 0..h {
+                        total[k] = total[k].add(alpha[e * h + k].mul(grad[e * h + k]));
+                    }
+                });
+                plan.for_rows(s, |e| {
+                    // SAFETY: edge `e` belongs to receiver `s` only (the plan is a permutation
+                    // of the edges), so no other task touches row `e` of `out`, and
+                    // `(e + 1) * h <= out.len()` because `e` indexes `alpha`'s rows.
+                    let row = unsafe { ptr.row(e, h) };
+                    for (k, o) in row.iter_mut().enumerate() {
+                        let (a, g) = (alpha[e * h + k], grad[e * h + k]);
+                        let d = a.mul(g).sub(a.mul(total[k]));
+                        let (x, masked) = self.raw(e, k);
+                        *o = if masked {
+                            T::ZERO
+                        } else {
+                            T::pick(x < T::ZERO, d.mul(self.slope), d)
+                        };
+                    }
+                });
+            },
+        );
+        out
+    }
 }
 
 #[cfg(test)]

@@ -259,6 +259,95 @@ pub(crate) fn sddmm<T: CpuTensor>(a: T, b: T, a_index: T, b_index: T, heads: usi
     }
 }
 
+/// The checked inputs of the attention kernels.
+struct AttentionInputs {
+    senders: Vec<usize>,
+    receivers: Vec<usize>,
+    plan: CsrPlan,
+    heads: usize,
+    bias_width: usize,
+}
+
+fn attention_inputs<T: CpuTensor>(src: &T, dst: &T, bias: &T, senders: &T, receivers: &T) -> AttentionInputs {
+    let e = senders.shape()[0];
+    check_len(e, receivers.shape()[0]);
+    check_len(e, bias.shape()[0]);
+    let n = dst.shape()[0];
+    AttentionInputs {
+        senders: index_list(senders, src.shape()[0], "sender"),
+        receivers: index_list(receivers, n, "receiver"),
+        plan: plan(receivers, n),
+        heads: src.shape()[1],
+        bias_width: bias.shape()[1],
+    }
+}
+
+/// Attention coefficients `[E, heads]`: LeakyReLU logits, then a softmax per receiver.
+pub(crate) fn attention_softmax<T: CpuTensor>(src: T, dst: T, bias: T, senders: T, receivers: T, slope: f64) -> T {
+    let a = attention_inputs(&src, &dst, &bias, &senders, &receivers);
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, a: &AttentionInputs, slope: E) -> T {
+        let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
+        let att = kernels::Attention {
+            src: &src,
+            dst: &dst,
+            bias: &bias,
+            bias_width: a.bias_width,
+            heads: a.heads,
+            senders: &a.senders,
+            receivers: &a.receivers,
+            slope,
+        };
+        let logits = att.logits();
+        T::from_values(kernels::softmax(&logits, a.heads, &a.plan), Shape::from([a.senders.len(), a.heads]))
+    }
+    match src.dtype() {
+        DType::F32 => go::<f32, T>(&src, &dst, &bias, &a, slope as f32),
+        DType::F64 => go::<f64, T>(&src, &dst, &bias, &a, slope),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU attention kernel"),
+    }
+}
+
+/// Gradient of the raw attention scores `[E, heads]` (see `kernels::Attention::backward`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_backward<T: CpuTensor>(
+    src: T,
+    dst: T,
+    bias: T,
+    senders: T,
+    receivers: T,
+    alpha: T,
+    grad: T,
+    slope: f64,
+) -> T {
+    let a = attention_inputs(&src, &dst, &bias, &senders, &receivers);
+    #[allow(clippy::too_many_arguments)]
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, alpha: &T, grad: &T, a: &AttentionInputs, slope: E) -> T {
+        let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
+        let att = kernels::Attention {
+            src: &src,
+            dst: &dst,
+            bias: &bias,
+            bias_width: a.bias_width,
+            heads: a.heads,
+            senders: &a.senders,
+            receivers: &a.receivers,
+            slope,
+        };
+        let out = att.backward(&alpha.values::<E>(), &grad.values::<E>(), &a.plan);
+        T::from_values(out, Shape::from([a.senders.len(), a.heads]))
+    }
+    match src.dtype() {
+        DType::F32 => go::<f32, T>(&src, &dst, &bias, &alpha, &grad, &a, slope as f32),
+        DType::F64 => go::<f64, T>(&src, &dst, &bias, &alpha, &grad, &a, slope),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU attention kernel"),
+    }
+}
+
+/// Whether the attention kernels take these inputs: one supported float dtype throughout.
+fn attention_dtypes(ts: &[DType]) -> bool {
+    supports_fused(ts[0]) && ts.iter().all(|&d| d == ts[0])
+}
+
 /// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
 /// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
 macro_rules! impl_cpu_backend {
@@ -354,6 +443,37 @@ macro_rules! impl_cpu_backend {
                     return composite::sddmm::<Self>(a, b, a_index, b_index, heads);
                 }
                 sddmm(a, b, a_index, b_index, heads)
+            }
+            fn segment_attention_softmax(
+                src: FloatTensor<Self>,
+                dst: FloatTensor<Self>,
+                bias: FloatTensor<Self>,
+                senders: IntTensor<Self>,
+                receivers: IntTensor<Self>,
+                negative_slope: f64,
+            ) -> FloatTensor<Self> {
+                if !attention_dtypes(&[src.dtype(), dst.dtype(), bias.dtype()]) {
+                    return composite::attention_softmax::<Self>(src, dst, bias, senders, receivers, negative_slope);
+                }
+                attention_softmax(src, dst, bias, senders, receivers, negative_slope)
+            }
+            fn segment_attention_backward(
+                src: FloatTensor<Self>,
+                dst: FloatTensor<Self>,
+                bias: FloatTensor<Self>,
+                senders: IntTensor<Self>,
+                receivers: IntTensor<Self>,
+                alpha: FloatTensor<Self>,
+                grad: FloatTensor<Self>,
+                negative_slope: f64,
+            ) -> FloatTensor<Self> {
+                let dtypes = [src.dtype(), dst.dtype(), bias.dtype(), alpha.dtype(), grad.dtype()];
+                if !attention_dtypes(&dtypes) {
+                    return composite::attention_backward::<Self>(
+                        src, dst, bias, senders, receivers, alpha, grad, negative_slope,
+                    );
+                }
+                attention_backward(src, dst, bias, senders, receivers, alpha, grad, negative_slope)
             }
         }
     };

@@ -9,6 +9,7 @@
 //! (`spmm`) or give 0 (`sddmm`); nothing is written out of bounds.
 
 use burn::backend::TensorMetadata;
+use burn::backend::ops::FloatTensorOps;
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
@@ -16,6 +17,8 @@ use cubecl::prelude::*;
 
 use super::csr::in_range;
 use super::{adds_atomically, called, full, grid, plan};
+
+
 
 /// Sorted receivers: one unit per output element sums its receiver's edges in edge order.
 #[cube(launch)]
@@ -229,6 +232,93 @@ pub(super) fn sddmm(
         it,
     );
     out
+}
+
+/// One unit per edge and head: `LeakyReLU(src[s, h] + dst[r, h] + bias)`, `-inf` where the
+/// bias is `-inf` (a masked edge), 0 for an edge with an out-of-range index (the softmax then
+/// drops it).
+#[cube(launch)]
+pub fn attention_logits<I: Int>(
+    src: &Tensor<f32>,
+    dst: &Tensor<f32>,
+    bias: &Tensor<f32>,
+    senders: &Tensor<I>,
+    receivers: &Tensor<I>,
+    out: &mut Tensor<f32>,
+    n_src: usize,
+    n_dst: usize,
+    heads: usize,
+    bias_width: usize,
+    slope: f32,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS >= out.len() {
+        terminate!();
+    }
+    let (e, h) = (ABSOLUTE_POS / heads, ABSOLUTE_POS % heads);
+    let mut col = h;
+    if bias_width == 1 {
+        col = 0;
+    }
+    let b = bias[e * bias_width + col];
+    let (s, r) = (senders[e], receivers[e]);
+    let mut logit = 0.0f32;
+    if in_range::<I>(s, n_src) && in_range::<I>(r, n_dst) {
+        let x = src[usize::cast_from(s) * heads + h] + dst[usize::cast_from(r) * heads + h] + b;
+        logit = x;
+        if x < 0.0f32 {
+            logit = x * slope;
+        }
+        if u32::reinterpret(b) == 0xff80_0000u32 {
+            logit = f32::reinterpret(0xff80_0000u32);
+        }
+    }
+    out[ABSOLUTE_POS] = logit;
+}
+
+/// GAT's attention coefficients `[E, H]`: the logits kernel, then the segment softmax kernels
+/// over the receivers (the rows of `dst`).
+pub(super) fn attention_softmax(
+    src: CubeTensor,
+    dst: CubeTensor,
+    bias: CubeTensor,
+    senders: CubeTensor,
+    receivers: CubeTensor,
+    slope: f64,
+) -> CubeTensor {
+    called();
+    let ([n_src, heads], [n_dst, _], [_, bias_width]) = (dims2(&src), dims2(&dst), dims2(&bias));
+    let e = senders.meta.shape()[0];
+    if e == 0 || heads == 0 {
+        return full(Shape::new([e, heads]), 0.0, DType::F32, &src);
+    }
+    let logits = burn_cubecl::CubeBackend::float_empty(
+        Shape::new([e, heads]),
+        &src.device,
+        burn::tensor::FloatDType::F32,
+    );
+    let (src, dst, bias) = (into_contiguous(src), into_contiguous(dst), into_contiguous(bias));
+    let (senders, receivers) = (into_contiguous(senders), into_contiguous(receivers));
+    let it = dtype_to_storage_type(senders.dtype);
+    let (count, dim) = grid(&src, e * heads);
+    attention_logits::launch(
+        &src.client,
+        count,
+        dim,
+        src.clone().into_tensor_arg(),
+        dst.into_tensor_arg(),
+        bias.into_tensor_arg(),
+        senders.into_tensor_arg(),
+        receivers.clone().into_tensor_arg(),
+        logits.clone().into_tensor_arg(),
+        n_src,
+        n_dst,
+        heads,
+        bias_width,
+        slope as f32,
+        it,
+    );
+    super::ops::softmax(logits, receivers, n_dst)
 }
 
 fn dims2(t: &CubeTensor) -> [usize; 2] {

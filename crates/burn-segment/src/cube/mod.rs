@@ -19,8 +19,10 @@
 //! output is 0): nothing is ever written out of bounds, and nothing panics, unlike the CPU
 //! backends. Max / min of `-0.0` and `0.0` give `0.0` (they share a key).
 //!
-//! The fused `spmm` follows the sum's two strategies over the receivers, and `sddmm` runs one
-//! unit per edge and head (see the `fused` module).
+//! The fused `spmm` follows the sum's two strategies over the receivers, `sddmm` runs one unit
+//! per edge and head, and `attention_softmax` one logits kernel before the softmax kernels (see
+//! the `fused` module); its backward takes the composite default, whose segment sums and
+//! gathers are the kernels above.
 
 mod csr;
 mod fused;
@@ -252,6 +254,28 @@ impl SegmentBackend for CubeBackend {
             return composite::spmm::<Self>(x, weights, senders, receivers, n);
         }
         fused::spmm(x, weights, senders, receivers, n)
+    }
+
+    fn segment_attention_softmax(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        negative_slope: f64,
+    ) -> FloatTensor<Self> {
+        let f32s = [&src, &dst, &bias].iter().all(|t| t.dtype == DType::F32);
+        if !f32s || !ids_ok(&senders) || senders.dtype != receivers.dtype {
+            return composite::attention_softmax::<Self>(
+                src,
+                dst,
+                bias,
+                senders,
+                receivers,
+                negative_slope,
+            );
+        }
+        fused::attention_softmax(src, dst, bias, senders, receivers, negative_slope)
     }
 
     fn segment_sddmm(

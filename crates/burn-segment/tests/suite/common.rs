@@ -237,3 +237,14 @@ pub fn sddmm(target: &Target, a: Tensor<2>, b: Tensor<2>, ai: Tensor<1, Int>, bi
         }
     }
 }
+
+/// Fused attention softmax through `target`'s path.
+pub fn attention(target: &Target, src: Tensor<2>, dst: Tensor<2>, s: Tensor<1, Int>, r: Tensor<1, Int>, bias: Option<Tensor<2>>, slope: f64) -> Tensor<2> {
+    match target.path {
+        Path::Public => burn_segment::attention_softmax(src, dst, s, r, bias, slope),
+        Path::Composite => {
+            let bias = bias.unwrap_or_else(|| Tensor::zeros([s.dims()[0], 1], (&src.device(), src.dtype())));
+            Tensor::from_primitive::<NdArray>(composite::attention_softmax::<NdArray>(nd(src), nd(dst), nd(bias), nd(s), nd(r), slope))
+        }
+    }
+}

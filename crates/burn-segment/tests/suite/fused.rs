@@ -2,7 +2,7 @@
 //! against central finite differences, and their errors.
 
 use burn::tensor::{DType, Int, Tensor};
-use burn_segment::reference::{sddmm_reference, spmm_reference};
+use burn_segment::reference::{attention_softmax_reference, sddmm_reference, spmm_reference};
 
 use crate::common::*;
 
@@ -247,5 +247,129 @@ fn spmm_rejects_weights_of_the_wrong_shape() {
         ids(&[0, 1], dev, false),
         Some(w),
         N,
+    );
+}
+
+/// Edge biases for the attention tests: `[E, width]`, with edge 4 masked (`-inf`) when asked.
+fn attention_bias(e: usize, width: usize, masked: bool) -> Vec<f64> {
+    let mut b = values(e * width, 12);
+    if masked {
+        b[4 * width..5 * width].iter_mut().for_each(|v| *v = f64::NEG_INFINITY);
+    }
+    b
+}
+
+#[test]
+fn attention_softmax_matches_the_reference() {
+    const H: usize = 3;
+    for t in targets() {
+        let (dtype, tol) = precision(&t);
+        let dev = &t.device;
+        for (sorted, bias_width, masked, slope, i32_ids) in [
+            (true, 0, false, 0.2, false),
+            (false, 1, true, 0.2, true),
+            (true, H, true, 0.0, false),
+            (false, H, false, -0.5, false),
+        ] {
+            let (s, r) = edges(sorted);
+            let e = s.len();
+            let (src0, dst0) = (values(N_SRC * H, 13), values(N * H, 14));
+            let b0 = if bias_width == 0 { vec![0.0; e] } else { attention_bias(e, bias_width, masked) };
+            let bias = (bias_width > 0).then(|| floats(&b0, [e, bias_width], dev, dtype));
+            let got = read(attention(
+                &t,
+                floats(&src0, [N_SRC, H], dev, dtype),
+                floats(&dst0, [N, H], dev, dtype),
+                ids(&s, dev, i32_ids),
+                ids(&r, dev, i32_ids),
+                bias,
+                slope,
+            ));
+            let want = attention_softmax_reference(&src0, &dst0, H, &s, &r, &b0, bias_width.max(1), slope);
+            let what = format!("{} attention (sorted {sorted}, bias {bias_width}, masked {masked}, slope {slope})", t.name);
+            assert_close(&what, &got, &want, tol, tol);
+            if masked {
+                assert!(got[4 * H..5 * H].iter().all(|&v| v == 0.0), "{what}: masked edge");
+            }
+        }
+    }
+}
+
+#[test]
+fn attention_softmax_gradients_match_finite_differences() {
+    const H: usize = 2;
+    let (s, r) = edges(false);
+    let e = s.len();
+    let (src0, dst0) = (values(N_SRC * H, 15), values(N * H, 16));
+    for bias_width in [1, H] {
+        let b0 = values(e * bias_width, 17);
+        // Node scores and the bias in turn, the third input fixed.
+        check_two(
+            &format!("attention (src, dst), bias width {bias_width}"),
+            (&src0, [N_SRC, H]),
+            (&dst0, [N, H]),
+            |p, q| {
+                let dev = p.device();
+                let bias = floats(&b0, [e, bias_width], &dev, p.dtype());
+                burn_segment::attention_softmax(p, q, ids(&s, &dev, false), ids(&r, &dev, true), Some(bias), 0.2)
+            },
+        );
+        check_two(
+            &format!("attention (src, bias), bias width {bias_width}"),
+            (&src0, [N_SRC, H]),
+            (&b0, [e, bias_width]),
+            |p, b| {
+                let dev = p.device();
+                let dst = floats(&dst0, [N, H], &dev, p.dtype());
+                burn_segment::attention_softmax(p, dst, ids(&s, &dev, false), ids(&r, &dev, false), Some(b), 0.2)
+            },
+        );
+    }
+}
+
+#[test]
+fn attention_softmax_equals_the_unfused_ops_and_masks_without_nan() {
+    // The kernels against the composition the layers used before, on Flex with gradients; a
+    // masked edge gets weight 0 and zero gradient even with slope 0 (where `0 · -inf` is NaN).
+    let dev = &burn::tensor::Device::flex().autodiff();
+    let (s, r) = edges(false);
+    let e = s.len();
+    for slope in [0.2, 0.0] {
+        let src = floats(&values(N_SRC * 2, 18), [N_SRC, 2], dev, DType::F32).require_grad();
+        let dst = floats(&values(N * 2, 19), [N, 2], dev, DType::F32).require_grad();
+        let mut b0 = vec![0.0; e];
+        b0[4] = f64::NEG_INFINITY;
+        let bias = floats(&b0, [e, 1], dev, DType::F32);
+        let (si, ri): (Tensor<1, Int>, Tensor<1, Int>) = (ids(&s, dev, false), ids(&r, dev, false));
+        let fused = burn_segment::attention_softmax(src.clone(), dst.clone(), si.clone(), ri.clone(), Some(bias), slope);
+        let raw = src.clone().select(0, si.clone()) + dst.clone().select(0, ri.clone());
+        let mut keep = vec![0.0; e];
+        keep[4] = f64::NEG_INFINITY;
+        let logits = burn::tensor::activation::leaky_relu(raw, slope) + floats(&keep, [e, 1], dev, DType::F32);
+        let unfused = burn_segment::segment_softmax(logits, ri, N);
+        let what = format!("slope {slope}");
+        assert_close(&what, &read(fused.clone()), &read(unfused.clone()), 1e-6, 1e-6);
+        let g1 = loss(fused).backward();
+        let g2 = loss(unfused).backward();
+        for (name, p) in [("src", &src), ("dst", &dst)] {
+            let (a, b) = (read(p.grad(&g1).unwrap()), read(p.grad(&g2).unwrap()));
+            assert!(a.iter().all(|v| v.is_finite()), "{what}: {name} gradient not finite: {a:?}");
+            assert_close(&format!("{what} d{name}"), &a, &b, 1e-5, 1e-5);
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "bias must be [E = 23, 1] or [E, H = 2], got [23, 3]")]
+fn attention_softmax_rejects_a_bias_of_the_wrong_shape() {
+    let dev = &burn::tensor::Device::flex();
+    let (s, r) = edges(true);
+    burn_segment::attention_softmax(
+        floats(&values(N_SRC * 2, 1), [N_SRC, 2], dev, DType::F32),
+        floats(&values(N * 2, 2), [N, 2], dev, DType::F32),
+        ids(&s, dev, false),
+        ids(&r, dev, false),
+        Some(floats(&values(23 * 3, 3), [23, 3], dev, DType::F32)),
+        0.2,
     );
 }

@@ -155,8 +155,10 @@ fn wgpu_calls_reach_the_cubecl_kernels_through_fusion() {
         let _ = read_int(extreme(&t, x.clone(), seg.clone(), 2, SegmentExtreme::Max).1);
         let _ = read_int(count(&t, seg.clone(), 2));
         let _ = read(burn_segment::spmm(x.clone(), seg.clone(), seg.clone(), None, 2));
-        let _ = read(burn_segment::sddmm(x.clone(), x, seg.clone(), seg, 1));
+        let _ = read(burn_segment::sddmm(x.clone(), x.clone(), seg.clone(), seg.clone(), 1));
+        let scores = f32s(&[1.0, 2.0], [2, 1], &t.device);
+        let _ = read(burn_segment::attention_softmax(x, scores, seg.clone(), seg, None, 0.2));
         let calls = burn_segment::wgpu_kernel_calls() - before;
-        assert!(calls >= 6, "{}: {calls} kernel calls for 6 ops (composite path taken?)", t.name);
+        assert!(calls >= 7, "{}: {calls} kernel calls for 7 ops (composite path taken?)", t.name);
     }
 }
