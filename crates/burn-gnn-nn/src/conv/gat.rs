@@ -3,10 +3,8 @@
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig};
-use burn::tensor::activation::leaky_relu;
 use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::segment_softmax;
+use burn_gnn_graph::GraphsTuple;
 
 use crate::aggregation::sum_into;
 
@@ -152,9 +150,8 @@ impl GatConv {
         if e == 0 {
             return (xw, Tensor::empty([0, h], &device), senders, receivers);
         }
-        let raw = gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone());
         // The edge term joins the node terms before the LeakyReLU, as PyG.
-        let raw = match (&self.lin_edge, &self.att_edge, edge_attr) {
+        let edge_term = match (&self.lin_edge, &self.att_edge, edge_attr) {
             (Some(lin), Some(att), Some(ea)) => {
                 let ea = if self.add_self_loops {
                     with_loop_attr(ea, graph, n)
@@ -162,16 +159,30 @@ impl GatConv {
                     ea
                 };
                 let we = ea.matmul(lin.val()).reshape([e, h, c]);
-                raw + (we * att.val().unsqueeze_dim::<3>(0))
-                    .sum_dim(2)
-                    .reshape([e, h])
+                Some(
+                    (we * att.val().unsqueeze_dim::<3>(0))
+                        .sum_dim(2)
+                        .reshape([e, h]),
+                )
             }
-            _ => raw,
+            _ => None,
         };
-        let logits = leaky_relu(raw, self.negative_slope);
-        let logits = super::mask_existing_loops(logits, existing);
-        let alpha =
-            crate::dropout::dropout(&self.dropout, segment_softmax(logits, receivers.clone(), n));
+        // The graph's own loops get a bias of -inf: masked, whatever the slope.
+        let mask = existing.map(|m| super::loop_mask_bias(m, &device, xw.dtype()));
+        let bias = match (edge_term, mask) {
+            (Some(t), Some(m)) => Some(t + m),
+            (t, m) => t.or(m),
+        };
+        // One fused pass: gathered scores, bias, LeakyReLU and the softmax per receiver.
+        let alpha = burn_segment::attention_softmax(
+            src,
+            dst,
+            senders.clone(),
+            receivers.clone(),
+            bias,
+            self.negative_slope,
+        );
+        let alpha = crate::dropout::dropout(&self.dropout, alpha);
         (xw, alpha, senders, receivers)
     }
 
@@ -287,14 +298,15 @@ impl GatConv {
                 score(xs.clone(), &self.att_src, ns),
                 score(xd, &self.att_dst, nd),
             );
-            let logits = leaky_relu(
-                gather_rows(src, senders.clone()) + gather_rows(dst, receivers.clone()),
+            let alpha = burn_segment::attention_softmax(
+                src,
+                dst,
+                senders.clone(),
+                receivers.clone(),
+                None,
                 self.negative_slope,
             );
-            let alpha = crate::dropout::dropout(
-                &self.dropout,
-                segment_softmax(logits, receivers.clone(), nd),
-            );
+            let alpha = crate::dropout::dropout(&self.dropout, alpha);
             let xs = crate::dropout::dropout(&self.feature_dropout, xs).reshape([ns, h * c]);
             burn_segment::spmm(xs, senders, receivers, Some(alpha), nd).reshape([nd, h, c])
         };

@@ -45,7 +45,8 @@ pub(crate) fn zeros<const D: usize>(shape: [usize; D], device: &Device) -> Param
 
 /// The edge list a self-attention layer runs over: with `add_self_loops`, the graph's edges plus
 /// one loop per node (appended), and a mask of the graph's own self loops, whose logits
-/// [`mask_existing_loops`] sets to `-inf` — PyG's remove-then-add, without a host read.
+/// [`mask_existing_loops`] sets to `-inf` (or a `-inf` bias from [`loop_mask_bias`] masks) —
+/// PyG's remove-then-add, without a host read.
 pub(crate) fn with_self_loops(
     graph: &GraphsTuple,
     n: usize,
@@ -73,6 +74,15 @@ pub(crate) fn with_self_loops(
         Tensor::cat(vec![receivers, loops], 0),
         Some(mask),
     )
+}
+
+/// A `[E, 1]` bias of `-inf` on masked edges and 0 elsewhere, for
+/// [`burn_segment::attention_softmax`], which masks the edges whose bias is `-inf`.
+pub(crate) fn loop_mask_bias(mask: Tensor<1, Bool>, device: &Device, dtype: burn::tensor::DType) -> Tensor<2> {
+    let e = mask.dims()[0];
+    Tensor::<1>::zeros([e], (device, dtype))
+        .mask_fill(mask, f64::NEG_INFINITY)
+        .unsqueeze_dim::<2>(1)
 }
 
 /// Sets the logits (`[E, heads]`) of masked edges to `-inf`: softmax weight 0, zero gradient.

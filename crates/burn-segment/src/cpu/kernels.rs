@@ -305,6 +305,57 @@ pub fn scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> bool {
     chunks.iter().all(|c| c.1) && chunks.windows(2).all(|w| w[0].3 <= w[1].2)
 }
 
+/// Outputs of at least this many bytes ask for transparent huge pages.
+const HUGE_OUTPUT: usize = 4 << 20;
+
+/// A kernel output of `len` copies of `init`.
+///
+/// Large outputs are fresh memory mappings (glibc maps every block over 32 MiB afresh and
+/// unmaps it on free), so each call pays one page fault per 4 KiB page on first touch, and a
+/// TLB shootdown when it is freed; at 1e7 rows that cost more than the reduction itself. On
+/// Linux, outputs of 4 MiB or more are advised `MADV_HUGEPAGE` before they are touched, so
+/// they fault in 2 MiB at a time (where the system's transparent huge pages are set to
+/// `madvise` or `always`). A zero output is allocated zeroed (no fill pass: a fresh mapping is
+/// already zero) and faults in on the kernel's first write.
+pub(crate) fn output<T: Copy>(len: usize, init: T) -> Vec<T> {
+    let bytes = len * core::mem::size_of::<T>();
+    if bytes < HUGE_OUTPUT {
+        return vec![init; len];
+    }
+    let zero = is_zero_bits(&init);
+    let mut v: Vec<T> = if zero { vec![init; len] } else { Vec::with_capacity(len) };
+    advise_huge_pages(v.as_mut_ptr() as *mut u8, bytes);
+    if !zero {
+        v.resize(len, init);
+    }
+    v
+}
+
+fn is_zero_bits<T: Copy>(x: &T) -> bool {
+    // SAFETY: reads the `size_of::<T>()` bytes of a live `T` (the kernels' element types are
+    // plain numbers without padding).
+    let bytes = unsafe { core::slice::from_raw_parts(x as *const T as *const u8, core::mem::size_of::<T>()) };
+    bytes.iter().all(|&b| b == 0)
+}
+
+/// `madvise(MADV_HUGEPAGE)` on the whole 2 MiB pages inside `ptr..ptr + bytes` (Linux; a no-op
+/// elsewhere, and harmless where the advice is refused).
+fn advise_huge_pages(ptr: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + bytes) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside one live allocation of this process; MADV_HUGEPAGE
+            // changes only how its pages are backed, never their contents.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, bytes);
+}
+
 /// Runs `f(segment, out_row)` for every segment in parallel over `out = [N, d]`.
 fn per_segment<T: Send>(plan: &CsrPlan, out: &mut [T], d: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     if d == 0 || out.is_empty() {
@@ -317,7 +368,7 @@ fn per_segment<T: Send>(plan: &CsrPlan, out: &mut [T], d: usize, f: impl Fn(usiz
 /// Sum (`prod = false`) or product (`prod = true`) of each segment's rows; identity for empty ones.
 pub fn reduce_add_mul<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, prod: bool) -> Vec<T> {
     let init = if prod { T::ONE } else { T::ZERO };
-    let mut out = vec![init; plan.num_segments() * d];
+    let mut out = output(plan.num_segments() * d, init);
     per_segment(plan, &mut out, d, |s, acc| {
         plan.for_rows_prefetch(s, data, d, |r| {
             let x = &data[r * d..(r + 1) * d];
@@ -396,8 +447,8 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
 ) -> (Vec<T>, Vec<I>) {
     let n = plan.num_segments();
     let init = if MAX { T::LOWEST } else { T::HIGHEST };
-    let mut values = vec![init; n * d];
-    let mut args = vec![I::from_i64(-1); n * d];
+    let mut values = output(n * d, init);
+    let mut args = output(n * d, I::from_i64(-1));
     if d == 0 || n == 0 {
         return (values, args);
     }
@@ -510,7 +561,7 @@ impl<T> RowsPtr<T> {
 pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
     let rows = data.len().checked_div(d).unwrap_or(0);
     debug_assert_eq!(plan.offsets[plan.num_segments()], rows);
-    let mut out = vec![T::ZERO; data.len()];
+    let mut out = output(data.len(), T::ZERO);
     if d == 0 || rows == 0 {
         return out;
     }
@@ -578,7 +629,7 @@ pub fn spmm<T: Elem>(
     senders: &[usize],
     plan: &CsrPlan,
 ) -> Vec<T> {
-    let mut out = vec![T::ZERO; plan.num_segments() * d];
+    let mut out = output(plan.num_segments() * d, T::ZERO);
     let c = d / heads.max(1);
     per_segment(plan, &mut out, d, |s, acc| {
         plan.for_rows(s, |e| {
@@ -612,7 +663,7 @@ pub fn sddmm<T: Elem>(
     a_index: &[usize],
     b_index: &[usize],
 ) -> Vec<T> {
-    let mut out = vec![T::ZERO; a_index.len() * heads];
+    let mut out = output(a_index.len() * heads, T::ZERO);
     if heads == 0 {
         return out;
     }
@@ -759,6 +810,20 @@ mod tests {
         let sorted = CsrPlan::new(&[0i32, 0, 1, 3], 4);
         assert!(sorted.is_sorted());
         assert_eq!(sorted.offsets, vec![0, 2, 3, 3, 4]);
+    }
+
+    #[test]
+    fn outputs_hold_their_initial_value_at_every_size() {
+        // Below and above the huge-page size, zero (allocated zeroed) and non-zero (filled).
+        for len in [0, 1, 1000, HUGE_OUTPUT / 4 + 3, 3 * HUGE_OUTPUT / 4] {
+            for init in [0.0f32, -0.0, 1.0, f32::NEG_INFINITY] {
+                let v = output(len, init);
+                assert_eq!(v.len(), len);
+                assert!(v.iter().all(|x| x.to_bits() == init.to_bits()), "len {len} init {init}");
+            }
+            let ids = output(len / 4, -1i64);
+            assert!(ids.len() == len / 4 && ids.iter().all(|&i| i == -1));
+        }
     }
 
     #[test]
