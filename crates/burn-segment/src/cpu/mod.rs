@@ -268,6 +268,22 @@ struct AttentionInputs {
     bias_width: usize,
 }
 
+impl AttentionInputs {
+    /// The kernel's view of these inputs and the node scores and bias.
+    fn kernel<'a, E>(&'a self, src: &'a [E], dst: &'a [E], bias: &'a [E], slope: E) -> kernels::Attention<'a, E> {
+        kernels::Attention {
+            src,
+            dst,
+            bias,
+            bias_width: self.bias_width,
+            heads: self.heads,
+            senders: &self.senders,
+            receivers: &self.receivers,
+            slope,
+        }
+    }
+}
+
 fn attention_inputs<T: CpuTensor>(src: &T, dst: &T, bias: &T, senders: &T, receivers: &T) -> AttentionInputs {
     let e = senders.shape()[0];
     check_len(e, receivers.shape()[0]);
@@ -287,16 +303,7 @@ pub(crate) fn attention_softmax<T: CpuTensor>(src: T, dst: T, bias: T, senders: 
     let a = attention_inputs(&src, &dst, &bias, &senders, &receivers);
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, a: &AttentionInputs, slope: E) -> T {
         let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
-        let att = kernels::Attention {
-            src: &src,
-            dst: &dst,
-            bias: &bias,
-            bias_width: a.bias_width,
-            heads: a.heads,
-            senders: &a.senders,
-            receivers: &a.receivers,
-            slope,
-        };
+        let att = a.kernel(&src, &dst, &bias, slope);
         let logits = att.logits();
         T::from_values(kernels::softmax(&logits, a.heads, &a.plan), Shape::from([a.senders.len(), a.heads]))
     }
@@ -323,16 +330,7 @@ pub(crate) fn attention_backward<T: CpuTensor>(
     #[allow(clippy::too_many_arguments)]
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, alpha: &T, grad: &T, a: &AttentionInputs, slope: E) -> T {
         let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
-        let att = kernels::Attention {
-            src: &src,
-            dst: &dst,
-            bias: &bias,
-            bias_width: a.bias_width,
-            heads: a.heads,
-            senders: &a.senders,
-            receivers: &a.receivers,
-            slope,
-        };
+        let att = a.kernel(&src, &dst, &bias, slope);
         let out = att.backward(&alpha.values::<E>(), &grad.values::<E>(), &a.plan);
         T::from_values(out, Shape::from([a.senders.len(), a.heads]))
     }
