@@ -6,7 +6,7 @@ use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::Device;
 use burn::tensor::Tensor;
-use burn::tensor::activation::{elu, gelu, leaky_relu, relu};
+use burn::tensor::activation::{gelu, leaky_relu, relu};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
 use crate::{
@@ -69,12 +69,25 @@ impl Activation {
     fn apply(self, x: Tensor<2>) -> Tensor<2> {
         match self {
             Activation::Relu => relu(x),
-            Activation::Elu => elu(x, 1.0),
+            Activation::Elu => elu_branch_free(x),
             Activation::Gelu => gelu(x),
             Activation::LeakyRelu => leaky_relu(x, 0.01),
             Activation::Identity => x,
         }
     }
+}
+
+/// ELU (α = 1) from branch-free element-wise ops: `(x + m) + (exp(-m) - 1)` with `m =
+/// relu(-x)`. Burn's `elu` selects through `mask_where`, whose Flex kernel branches per element
+/// (a mispredicted branch for about every other activation), once forward and twice backward.
+///
+/// Same values as Burn's `elu` for every finite `x` (`x + m` is `x` or exactly 0, `exp(-m) - 1`
+/// is 0 or `exp(x) - 1`); the derivative is 1 for `x > 0` and `exp(x)` for `x < 0`, and 1 at 0
+/// whatever sub-gradient `relu` takes there (its factor `1 - exp(-m)` vanishes). `-inf` gives
+/// NaN here (Burn's gives -1).
+fn elu_branch_free(x: Tensor<2>) -> Tensor<2> {
+    let m = relu(x.clone().neg());
+    (x + m.clone()) + (m.neg().exp() - 1.0)
 }
 
 /// The shared part of every thin model: dropout, activation, jumping knowledge.
@@ -339,5 +352,33 @@ impl Gcn {
         self.head.run_sparse(self.convs.len(), x, first, |i, h| {
             self.convs[i].forward(h, graph)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::{Tensor, TensorData, activation::elu};
+
+    #[test]
+    fn branch_free_elu_equals_burns_elu_with_the_exact_derivative() {
+        let device = burn::tensor::Device::flex().autodiff();
+        let xs: Vec<f32> = vec![-90.0, -20.0, -3.5, -1.0, -1e-7, -0.0, 0.0, 1e-7, 0.5, 3.0, 1e30];
+        let n = xs.len();
+        let x = Tensor::<2>::from_data(TensorData::new(xs.clone(), [1, n]), &device).require_grad();
+        let ours = super::elu_branch_free(x.clone());
+        let burns = elu(x.clone(), 1.0);
+        let (a, b): (Vec<f32>, Vec<f32>) = (ours.to_data().try_to_vec::<f32>().unwrap(), burns.to_data().try_to_vec::<f32>().unwrap());
+        for k in 0..n {
+            assert_eq!(a[k], b[k], "elu({})", xs[k]);
+        }
+        let grads = ours.sum().backward();
+        let g: Vec<f32> = x.grad(&grads).unwrap().to_data().try_to_vec::<f32>().unwrap();
+        for k in 0..n {
+            // ELU' is 1 for x >= 0 (continuous at 0 for α = 1) and exp(x) below.
+            let want = if xs[k] >= 0.0 { 1.0 } else { (xs[k] as f64).exp() as f32 };
+            assert!((g[k] - want).abs() <= 1e-6 * want.max(1.0), "elu'({}) = {} not {want}", xs[k], g[k]);
+        }
+        let nan = super::elu_branch_free(Tensor::<2>::from_data(TensorData::new(vec![f32::NAN], [1, 1]), &device));
+        assert!(nan.into_scalar::<f32>().is_nan());
     }
 }
