@@ -20,9 +20,8 @@
 //! backends. Max / min of `-0.0` and `0.0` give `0.0` (they share a key).
 //!
 //! The fused `spmm` follows the sum's two strategies over the receivers, `sddmm` runs one unit
-//! per edge and head, and `attention_softmax` one logits kernel before the softmax kernels (see
-//! the `fused` module); its backward takes the composite default, whose segment sums and
-//! gathers are the kernels above.
+//! per edge and head, and `attention_softmax` one logits kernel before the softmax kernels, its
+//! backward the segment-sum kernels and one gradient kernel (see the `fused` module).
 
 mod csr;
 mod fused;
@@ -276,6 +275,34 @@ impl SegmentBackend for CubeBackend {
             );
         }
         fused::attention_softmax(src, dst, bias, senders, receivers, negative_slope)
+    }
+
+    fn segment_attention_backward(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        senders: IntTensor<Self>,
+        receivers: IntTensor<Self>,
+        alpha: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        negative_slope: f64,
+    ) -> FloatTensor<Self> {
+        let f32s = [&src, &dst, &bias, &alpha, &grad]
+            .iter()
+            .all(|t| t.dtype == DType::F32);
+        if !f32s || !ids_ok(&senders) || senders.dtype != receivers.dtype {
+            return composite::attention_backward::<Self>(
+                src,
+                dst,
+                bias,
+                senders,
+                receivers,
+                alpha,
+                grad,
+                negative_slope,
+            );
+        }
+        fused::attention_backward(src, dst, bias, senders, receivers, alpha, grad, negative_slope)
     }
 
     fn segment_sddmm(
