@@ -10,8 +10,8 @@ use burn::tensor::activation::{gelu, leaky_relu, relu};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
 use crate::{
-    GatConv, GatConvConfig, GcnConv, GcnConvConfig, GinConv, GinConvConfig, NnError, SageConv,
-    SageConvConfig,
+    GatConv, GatConvConfig, GcnConv, GcnConvConfig, GcnNorm, GinConv, GinConvConfig, NnError,
+    SageConv, SageConvConfig,
 };
 
 /// The options every thin model shares.
@@ -213,6 +213,17 @@ impl StackHead {
 
 macro_rules! thin_model {
     ($(#[$doc:meta])* $name:ident, $conv:ty, |$cfg:ident, $d_in:ident, $d_out:ident, $device:ident| $make:expr) => {
+        thin_model!(@model $(#[$doc])* $name, $conv, |$cfg, $d_in, $d_out, $device| $make);
+
+        impl $name {
+            /// Applies the model over `graph`.
+            pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+                self.head.run(self.convs.len(), x, |i, h| self.convs[i].forward(h, graph))
+            }
+        }
+    };
+    // The struct and its constructor, for a model that writes its own `forward`.
+    (@model $(#[$doc:meta])* $name:ident, $conv:ty, |$cfg:ident, $d_in:ident, $d_out:ident, $device:ident| $make:expr) => {
         $(#[$doc])*
         ///
         /// # Shapes
@@ -235,16 +246,12 @@ macro_rules! thin_model {
                 let convs = widths.into_iter().map(|($d_in, $d_out)| $make).collect::<Result<Vec<_>, NnError>>()?;
                 Ok($name { convs, head })
             }
-
-            /// Applies the model over `graph`.
-            pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-                self.head.run(self.convs.len(), x, |i, h| self.convs[i].forward(h, graph))
-            }
         }
     };
 }
 
 thin_model!(
+    @model
     /// GCN ([Kipf & Welling, 2017](https://arxiv.org/abs/1609.02907)): a stack of [`GcnConv`].
     Gcn, GcnConv, |cfg, d_in, d_out, device| Ok(GcnConvConfig::new(d_in, d_out).init(device))
 );
@@ -339,19 +346,39 @@ impl Gat {
 }
 
 impl Gcn {
+    /// Applies the model over `graph`. The graph's normalisation is computed once and shared
+    /// by the layers (they all normalise alike unless their fields were changed).
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        let norm = self.convs[0].normalization(graph, None);
+        self.head
+            .run(self.convs.len(), x, |i, h| self.layer(i, h, graph, &norm))
+    }
+
     /// [`forward`](Self::forward) on sparse node features, as [`Gat::forward_sparse`].
     ///
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
+        let norm = self.convs[0].normalization(graph, None);
         let first = |x: &SparseMatrix| {
             let conv = &self.convs[0];
-            let norm = conv.normalization(graph, None);
             conv.forward_projected(x.matmul(conv.weight.val()), &norm)
         };
         self.head.run_sparse(self.convs.len(), x, first, |i, h| {
-            self.convs[i].forward(h, graph)
+            self.layer(i, h, graph, &norm)
         })
+    }
+
+    /// Layer `i` with the first layer's normalisation `norm` when it normalises alike.
+    fn layer(&self, i: usize, h: Tensor<2>, graph: &GraphsTuple, norm: &GcnNorm) -> Tensor<2> {
+        let (conv, first) = (&self.convs[i], &self.convs[0]);
+        let alike = (conv.add_self_loops, conv.improved, conv.normalize)
+            == (first.add_self_loops, first.improved, first.normalize);
+        if alike {
+            conv.forward_normalized(h, norm)
+        } else {
+            conv.forward(h, graph)
+        }
     }
 }
 
@@ -360,25 +387,79 @@ mod tests {
     use burn::tensor::{Tensor, TensorData, activation::elu};
 
     #[test]
+    fn gcn_shares_the_normalisation_only_between_layers_that_normalise_alike() {
+        use crate::{Gcn, StackConfig};
+        use burn_gnn_graph::GraphsTuple;
+        let device = burn::tensor::Device::flex();
+        let (s, r) = (vec![0i64, 1, 1, 2, 3, 3, 4], vec![1i64, 0, 2, 3, 3, 4, 0]);
+        let graph = GraphsTuple::from_coo(&s, &r, 5, &device).unwrap();
+        let x = Tensor::<2>::from_data(
+            TensorData::new(
+                (0..15).map(|k| (k % 7) as f32 - 3.0).collect::<Vec<_>>(),
+                [5, 3],
+            ),
+            &device,
+        );
+        let mut gcn = Gcn::new(&StackConfig::new(3, 4, 2), &device).unwrap();
+        for second_loops in [true, false] {
+            gcn.convs[1].add_self_loops = second_loops;
+            let got: Vec<f32> = gcn
+                .forward(x.clone(), &graph)
+                .to_data()
+                .try_to_vec()
+                .unwrap();
+            let h = burn::tensor::activation::relu(gcn.convs[0].forward(x.clone(), &graph));
+            let want: Vec<f32> = gcn.convs[1]
+                .forward(h, &graph)
+                .to_data()
+                .try_to_vec()
+                .unwrap();
+            assert_eq!(got, want, "second layer self loops {second_loops}");
+        }
+    }
+
+    #[test]
     fn branch_free_elu_equals_burns_elu_with_the_exact_derivative() {
         let device = burn::tensor::Device::flex().autodiff();
-        let xs: Vec<f32> = vec![-90.0, -20.0, -3.5, -1.0, -1e-7, -0.0, 0.0, 1e-7, 0.5, 3.0, 1e30];
+        let xs: Vec<f32> = vec![
+            -90.0, -20.0, -3.5, -1.0, -1e-7, -0.0, 0.0, 1e-7, 0.5, 3.0, 1e30,
+        ];
         let n = xs.len();
         let x = Tensor::<2>::from_data(TensorData::new(xs.clone(), [1, n]), &device).require_grad();
         let ours = super::elu_branch_free(x.clone());
         let burns = elu(x.clone(), 1.0);
-        let (a, b): (Vec<f32>, Vec<f32>) = (ours.to_data().try_to_vec::<f32>().unwrap(), burns.to_data().try_to_vec::<f32>().unwrap());
+        let (a, b): (Vec<f32>, Vec<f32>) = (
+            ours.to_data().try_to_vec::<f32>().unwrap(),
+            burns.to_data().try_to_vec::<f32>().unwrap(),
+        );
         for k in 0..n {
             assert_eq!(a[k], b[k], "elu({})", xs[k]);
         }
         let grads = ours.sum().backward();
-        let g: Vec<f32> = x.grad(&grads).unwrap().to_data().try_to_vec::<f32>().unwrap();
+        let g: Vec<f32> = x
+            .grad(&grads)
+            .unwrap()
+            .to_data()
+            .try_to_vec::<f32>()
+            .unwrap();
         for k in 0..n {
             // ELU' is 1 for x >= 0 (continuous at 0 for α = 1) and exp(x) below.
-            let want = if xs[k] >= 0.0 { 1.0 } else { (xs[k] as f64).exp() as f32 };
-            assert!((g[k] - want).abs() <= 1e-6 * want.max(1.0), "elu'({}) = {} not {want}", xs[k], g[k]);
+            let want = if xs[k] >= 0.0 {
+                1.0
+            } else {
+                (xs[k] as f64).exp() as f32
+            };
+            assert!(
+                (g[k] - want).abs() <= 1e-6 * want.max(1.0),
+                "elu'({}) = {} not {want}",
+                xs[k],
+                g[k]
+            );
         }
-        let nan = super::elu_branch_free(Tensor::<2>::from_data(TensorData::new(vec![f32::NAN], [1, 1]), &device));
+        let nan = super::elu_branch_free(Tensor::<2>::from_data(
+            TensorData::new(vec![f32::NAN], [1, 1]),
+            &device,
+        ));
         assert!(nan.into_scalar::<f32>().is_nan());
     }
 }

@@ -78,7 +78,11 @@ pub(crate) fn with_self_loops(
 
 /// A `[E, 1]` bias of `-inf` on masked edges and 0 elsewhere, for
 /// [`burn_segment::attention_softmax`], which masks the edges whose bias is `-inf`.
-pub(crate) fn loop_mask_bias(mask: Tensor<1, Bool>, device: &Device, dtype: burn::tensor::DType) -> Tensor<2> {
+pub(crate) fn loop_mask_bias(
+    mask: Tensor<1, Bool>,
+    device: &Device,
+    dtype: burn::tensor::DType,
+) -> Tensor<2> {
     let e = mask.dims()[0];
     Tensor::<1>::zeros([e], (device, dtype))
         .mask_fill(mask, f64::NEG_INFINITY)

@@ -9,16 +9,14 @@
 //! (`spmm`) or give 0 (`sddmm`); nothing is written out of bounds.
 
 use burn::backend::TensorMetadata;
-use burn::backend::ops::FloatTensorOps;
 use burn::backend::cubecl::dtype_to_storage_type;
+use burn::backend::ops::FloatTensorOps;
 use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use cubecl::prelude::*;
 
 use super::csr::in_range;
 use super::{adds_atomically, called, full, grid, plan};
-
-
 
 /// Sorted receivers: one unit per output element sums its receiver's edges in edge order.
 #[cube(launch)]
@@ -187,12 +185,16 @@ pub(super) fn spmm(
         let (count, dim) = grid(&x, e * d);
         let (a, b, s, r, f) = args();
         let o = out.clone().into_tensor_arg();
-        atomic_spmm::launch(&client, count, dim, a, b, s, r, f, o, n_src, n, d, heads, it);
+        atomic_spmm::launch(
+            &client, count, dim, a, b, s, r, f, o, n_src, n, d, heads, it,
+        );
     } else {
         let (count, dim) = grid(&x, d);
         let (a, b, s, r, f) = args();
         let o = out.clone().into_tensor_arg();
-        column_spmm::launch(&client, count, dim, a, b, s, r, f, o, n_src, n, d, heads, it);
+        column_spmm::launch(
+            &client, count, dim, a, b, s, r, f, o, n_src, n, d, heads, it,
+        );
     }
     out
 }
@@ -297,7 +299,11 @@ pub(super) fn attention_softmax(
         &src.device,
         burn::tensor::FloatDType::F32,
     );
-    let (src, dst, bias) = (into_contiguous(src), into_contiguous(dst), into_contiguous(bias));
+    let (src, dst, bias) = (
+        into_contiguous(src),
+        into_contiguous(dst),
+        into_contiguous(bias),
+    );
     let (senders, receivers) = (into_contiguous(senders), into_contiguous(receivers));
     let it = dtype_to_storage_type(senders.dtype);
     let (count, dim) = grid(&src, e * heads);
@@ -395,7 +401,11 @@ pub(super) fn attention_backward(
         &src.device,
         burn::tensor::FloatDType::F32,
     );
-    let (src, dst, bias) = (into_contiguous(src), into_contiguous(dst), into_contiguous(bias));
+    let (src, dst, bias) = (
+        into_contiguous(src),
+        into_contiguous(dst),
+        into_contiguous(bias),
+    );
     let (senders, receivers) = (into_contiguous(senders), into_contiguous(receivers));
     let it = dtype_to_storage_type(senders.dtype);
     let (count, dim) = grid(&src, e * heads);
