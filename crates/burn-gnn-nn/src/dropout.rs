@@ -4,7 +4,8 @@
 //! sampler rebuilt per element; on Cora that was about a third of a GAT training epoch. [`dropout`]
 //! computes the same inverted dropout (keep with probability `1 − p`, scale kept values by
 //! `1 / (1 − p)`) with the mask drawn on the host from a counter-based hash (MurmurHash3's
-//! finaliser of the element's index and a key; in parallel and vectorised), one multiply in all, on Flex and NdArray. The stream's seed is one draw of the device's own generator, so
+//! finaliser of the element's index and a key; in parallel and vectorised), one multiply in
+//! all, on Flex and NdArray. The stream's seed is one draw of the device's own generator, so
 //! `Device::seed` still makes runs repeatable. Other backends call Burn's `Dropout::forward`,
 //! whose mask is drawn on the device.
 

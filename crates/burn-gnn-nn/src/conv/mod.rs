@@ -95,9 +95,8 @@ pub(crate) fn mask_existing_loops(logits: Tensor<2>, mask: Option<Tensor<1, Bool
         Some(m) => {
             // `+ (-inf or 0)` per edge, broadcast over the heads: the same as a mask fill for
             // finite logits, and much cheaper than filling through an expanded mask.
-            let e = logits.dims()[0];
-            let zeros = Tensor::<1>::zeros([e], (&logits.device(), logits.dtype()));
-            logits + zeros.mask_fill(m, f64::NEG_INFINITY).unsqueeze_dim::<2>(1)
+            let bias = loop_mask_bias(m, &logits.device(), logits.dtype());
+            logits + bias
         }
         None => logits,
     }
