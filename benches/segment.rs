@@ -8,6 +8,9 @@
 //! - `segment/burn_select_assign_add/…` (D = 64, E ≤ 1e6): Burn's built-in scatter-add computing
 //!   the same sum, the baseline our kernel replaces.
 //!
+//! - `spmm/E=…,D=64`: the fused gather-and-sum [`burn_segment::spmm`] with random senders
+//!   and sorted receivers (bytes = one gathered row per edge + ids + output);
+//!
 //! - `device_triad`: the same triad with Burn tensor ops on the bench device (on a GPU, the
 //!   baseline for the device's memory bandwidth; fused into one kernel by wgpu's Fusion).
 //!
@@ -155,5 +158,39 @@ fn segment_ops(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, stream_triad, device_triad, segment_ops);
+/// `spmm/E=…,D=64`: the fused gather-and-sum `out[r] = Σ x[senders[e]]` over receiver-sorted
+/// edges with uniformly random senders (N = E / 10 rows). Bytes = one `x` row gathered per
+/// edge + both id arrays + the output: the traffic of the kernel when no gathered row is
+/// found in cache, so at large N the figure is the speed of random 256-byte row reads.
+fn spmm(c: &mut Criterion) {
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let device = device();
+    let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
+    let (id_dtype, id_bytes) = if wgpu { (DType::I32, 4) } else { (DType::I64, 8) };
+    let mut group = c.benchmark_group("spmm");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    let d = 64;
+    for e in [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
+        let n = e / 10;
+        let mut state = 7;
+        let senders: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+        let mut receivers: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+        receivers.sort_unstable();
+        let values: Vec<f32> = (0..n * d).map(|_| (lcg(&mut state) % 1000) as f32 / 100.0).collect();
+        let x = Tensor::<2>::from_data(TensorData::new(values, [n, d]), (&device, DType::F32));
+        let ids = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v, [e]), (&device, DType::I64)).cast(id_dtype);
+        let (senders, receivers) = (ids(senders), ids(receivers));
+        group.throughput(Throughput::Bytes((e * d * 4 + 2 * e * id_bytes + n * d * 4) as u64));
+        group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
+            b.iter(|| {
+                let out = black_box(burn_segment::spmm(x.clone(), senders.clone(), receivers.clone(), None, n));
+                sync(&device);
+                out
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, stream_triad, device_triad, segment_ops, spmm);
 criterion_main!(benches);
