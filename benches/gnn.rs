@@ -12,7 +12,9 @@
 //!   heads of 8), receiver-sorted as the examples keep them; throughput in edges. Sizes 1e5,
 //!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them).
 //!
-//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray.
+//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray; `GNN_BENCH_PLAN_CACHE=0` turns
+//! off the CPU kernels' CSR plan cache, so that every step plans its edges anew (the cache is on
+//! by default, as in training).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -29,6 +31,9 @@ use burn_gnn_nn::{Gat, GatConvConfig, Gcn, GcnConvConfig, SageConvConfig, StackC
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 fn base() -> Device {
+    if std::env::var("GNN_BENCH_PLAN_CACHE").as_deref() == Ok("0") {
+        burn_segment::cpu::set_plan_cache_capacity(0);
+    }
     match std::env::var("GNN_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]
         Ok("ndarray") => Device::ndarray(),

@@ -75,7 +75,10 @@
 //! the composite path); `Autodiff<B>` wraps any backend with the backward passes. With the `wgpu`
 //! feature, `Cube` (wgpu, through `Fusion`, which records each op and runs the kernel lazily)
 //! uses CubeCL kernels for f32 and i32 data with i32 or i64 ids; other dtypes (f64, f16, i64
-//! data) take the composite defaults in [`composite`]. Each wgpu call runs a small kernel that
+//! data) take the composite defaults in [`composite`]. The CPU kernels group rows through a CSR
+//! plan of the ids and keep the last few plans in a content-verified cache (a plan is reused only
+//! for ids equal to those it was built from), so training on a fixed graph plans its edges once;
+//! see [`cpu::set_plan_cache_capacity`] and [`cpu::plan_cache_stats`]. Each wgpu call runs a small kernel that
 //! flags unsorted ids and one that finds the segment offsets of sorted ids, then launches both
 //! strategies; the flag, read on the device, lets one of them work and the other return at once,
 //! so the host never waits:

@@ -2,8 +2,12 @@
 //! small `CpuTensor` trait (crate-private).
 
 pub mod kernels;
+mod plan_cache;
+
+pub use plan_cache::{clear_plan_cache, plan_cache_stats, set_plan_cache_capacity, PlanCacheStats, DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES};
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use burn::backend::{Flex, NdArray, TensorMetadata};
 use burn::tensor::{DType, Shape, TensorData};
@@ -82,11 +86,12 @@ fn dims(shape: &Shape, num_segments: usize) -> (usize, usize, Shape) {
     (dims[0], d, Shape::from(out))
 }
 
-/// Builds the CSR plan of a 1-D id tensor (i32 or i64).
-fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> CsrPlan {
+/// The CSR plan of a 1-D id tensor (i32 or i64), from the plan cache when these ids were
+/// planned before.
+fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> Arc<CsrPlan> {
     match ids.dtype() {
-        DType::I64 => CsrPlan::new(&ids.values::<i64>(), num_segments),
-        DType::I32 => CsrPlan::new(&ids.values::<i32>(), num_segments),
+        DType::I64 => plan_cache::plan(&ids.values::<i64>(), DType::I64, num_segments),
+        DType::I32 => plan_cache::plan(&ids.values::<i32>(), DType::I32, num_segments),
         other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
     }
 }
@@ -196,26 +201,35 @@ fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
     }
 }
 
-/// The entries of a 1-D index tensor as `usize`, each checked to lie in `0..n`.
+/// The entries of a 1-D index tensor as `usize`, each checked to lie in `0..n`: borrowed from
+/// the tensor for contiguous i64 indices on 64-bit targets (no copy), converted otherwise.
 ///
 /// # Panics
 /// Naming the first index outside `0..n`, its position, and `what` it indexes.
-fn index_list<T: CpuTensor>(ids: &T, n: usize, what: &str) -> Vec<usize> {
-    fn go<I: CpuElem + Into<i64>>(ids: &[I], n: usize, what: &str) -> Vec<usize> {
-        ids.iter()
-            .enumerate()
-            .map(|(pos, &i)| {
-                let i: i64 = i.into();
-                if i < 0 || i >= n as i64 {
-                    panic!("burn-segment: {what} index {i} at position {pos} is out of range for {n} rows");
-                }
-                i as usize
-            })
-            .collect()
+fn index_list<'a, T: CpuTensor>(ids: &'a T, n: usize, what: &str) -> Cow<'a, [usize]> {
+    fn check<I: CpuElem + Into<i64>>(ids: &[I], n: usize, what: &str) {
+        // One branch-free pass (an unsigned comparison also catches negative indices); the
+        // position is looked for only when something is out of range.
+        if ids.iter().any(|&i| Into::<i64>::into(i) as u64 >= n as u64) {
+            let (pos, i) = ids.iter().map(|&i| i.into()).enumerate().find(|&(_, i)| i < 0 || i >= n as i64).unwrap();
+            panic!("burn-segment: {what} index {i} at position {pos} is out of range for {n} rows");
+        }
     }
     match ids.dtype() {
-        DType::I32 => go(&ids.values::<i32>(), n, what),
-        _ => go(&ids.values::<i64>(), n, what),
+        DType::I32 => {
+            let v = ids.values::<i32>();
+            check(&v, n, what);
+            Cow::Owned(v.iter().map(|&i| i as usize).collect())
+        }
+        _ => {
+            let v = ids.values::<i64>();
+            check(&v, n, what);
+            match v {
+                #[cfg(target_pointer_width = "64")]
+                Cow::Borrowed(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+                v => Cow::Owned(v.iter().map(|&i| i as usize).collect()),
+            }
+        }
     }
 }
 
@@ -260,17 +274,17 @@ pub(crate) fn sddmm<T: CpuTensor>(a: T, b: T, a_index: T, b_index: T, heads: usi
 }
 
 /// The checked inputs of the attention kernels.
-struct AttentionInputs {
-    senders: Vec<usize>,
-    receivers: Vec<usize>,
-    plan: CsrPlan,
+struct AttentionInputs<'a> {
+    senders: Cow<'a, [usize]>,
+    receivers: Cow<'a, [usize]>,
+    plan: Arc<CsrPlan>,
     heads: usize,
     bias_width: usize,
 }
 
-impl AttentionInputs {
+impl AttentionInputs<'_> {
     /// The kernel's view of these inputs and the node scores and bias.
-    fn kernel<'a, E>(&'a self, src: &'a [E], dst: &'a [E], bias: &'a [E], slope: E) -> kernels::Attention<'a, E> {
+    fn kernel<'b, E>(&'b self, src: &'b [E], dst: &'b [E], bias: &'b [E], slope: E) -> kernels::Attention<'b, E> {
         kernels::Attention {
             src,
             dst,
@@ -284,7 +298,7 @@ impl AttentionInputs {
     }
 }
 
-fn attention_inputs<T: CpuTensor>(src: &T, dst: &T, bias: &T, senders: &T, receivers: &T) -> AttentionInputs {
+fn attention_inputs<'a, T: CpuTensor>(src: &T, dst: &T, bias: &T, senders: &'a T, receivers: &'a T) -> AttentionInputs<'a> {
     let e = senders.shape()[0];
     check_len(e, receivers.shape()[0]);
     check_len(e, bias.shape()[0]);

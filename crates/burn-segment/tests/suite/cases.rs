@@ -139,3 +139,37 @@ fn arguments_and_counts_use_the_ids_dtype() {
         }
     }
 }
+
+/// The CPU backends cache a plan per set of ids: ids edited in place (same length, same
+/// `num_segments`), or the same ids again after others, must give the reference results, never
+/// those of a plan built for other ids.
+#[test]
+fn repeated_and_edited_ids_never_reuse_a_stale_plan() {
+    let data: Vec<f64> = (0..6 * 2).map(|v| ((v * 5) % 7) as f64 - 3.0).collect();
+    let unsorted = [2i64, 0, 1, 0, 2, 1];
+    let mut edited = unsorted;
+    edited[3] = 1;
+    let sorted = [0i64, 0, 1, 1, 2, 2];
+    let mut sorted_edited = sorted;
+    sorted_edited[2] = 0;
+    let senders = [1i64, 3, 0, 2, 5, 4];
+    for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+        for seg in [&unsorted, &edited, &unsorted, &sorted, &sorted_edited, &sorted, &edited] {
+            for i32_ids in [false, true] {
+                let x = f32s(&data, [6, 2], &t.device);
+                let sum = burn_segment::segment_sum(x.clone(), ids(seg, &t.device, i32_ids), 3);
+                let want = segment_reduce_reference(&data, 2, seg, 3, SegmentReduction::Sum);
+                assert_close(t.name, &read(sum), &want, 1e-6, 1e-6);
+                let max = burn_segment::segment_max(x.clone(), ids(seg, &t.device, i32_ids), 3);
+                let (want, _) = segment_extreme_reference(&data, 2, seg, 3, SegmentExtreme::Max);
+                assert_close(t.name, &read(max), &want, 0.0, 0.0);
+                let y = burn_segment::segment_softmax(x.clone(), ids(seg, &t.device, i32_ids), 3);
+                assert_close(t.name, &read(y), &segment_softmax_reference(&data, 2, seg, 3), 1e-6, 1e-6);
+                let (s, r) = (ids(&senders, &t.device, i32_ids), ids(seg, &t.device, i32_ids));
+                let out = burn_segment::spmm(x, s, r, None, 3);
+                let want = spmm_reference(&data, 2, &[1.0; 6], 1, &senders, seg, 3);
+                assert_close(t.name, &read(out), &want, 1e-6, 1e-6);
+            }
+        }
+    }
+}
