@@ -312,7 +312,7 @@ impl CsrPlan {
 /// How many rows ahead of the current one [`CsrPlan::for_rows_prefetch`] prefetches.
 const PREFETCH_DISTANCE: usize = 32;
 
-/// How many rows ahead [`CsrPlan::for_rows_prefetch_gather`] prefetches.
+/// How many rows ahead [`CsrPlan::for_rows_prefetch_gather`] and [`sddmm`] prefetch.
 const GATHER_PREFETCH_DISTANCE: usize = 16;
 
 /// Hints the CPU to load `data[start..start + len]` into cache (a no-op off x86-64).
@@ -663,10 +663,11 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
                 // inside `out` because `r < rows`.
                 let y = unsafe { ptr.row(r, d) };
                 let x = &data[r * d..(r + 1) * d];
-                for j in 0..d {
-                    let e = x[j].sub(shift[j]).exp();
-                    y[j] = e;
-                    sum[j] = sum[j].add(e);
+                // Zipped rather than indexed: no bounds checks, so the loop (and `exp`) vectorises.
+                for (((y, &x), &m), t) in y.iter_mut().zip(x).zip(shift.iter()).zip(sum.iter_mut()) {
+                    let e = x.sub(m).exp();
+                    *y = e;
+                    *t = t.add(e);
                 }
             });
             plan.for_rows(s, |r| {
@@ -741,6 +742,11 @@ pub fn sddmm<T: Elem>(
         .enumerate()
         .with_min_len(1024)
         .for_each(|(e, o)| {
+            // Both rows are gathers through an index: prefetch those of an edge ahead, as spmm does.
+            if let (Some(&pa), Some(&pb)) = (a_index.get(e + GATHER_PREFETCH_DISTANCE), b_index.get(e + GATHER_PREFETCH_DISTANCE)) {
+                prefetch_row(a, pa * d, d);
+                prefetch_row(b, pb * d, d);
+            }
             let (ra, rb) = (
                 &a[a_index[e] * d..(a_index[e] + 1) * d],
                 &b[b_index[e] * d..(b_index[e] + 1) * d],
