@@ -10,6 +10,12 @@
 //!
 //! - `spmm/E=…,D=64`: the fused gather-and-sum [`burn_segment::spmm`] with random senders
 //!   and sorted receivers (bytes = one gathered row per edge + ids + output);
+//! - `sddmm/E=…,D=64`: the per-edge dot products [`burn_segment::sddmm`] of the same sender and
+//!   receiver rows (bytes = two gathered rows per edge + ids + output);
+//!
+//! - `plan/{sorted,random}/{built,cached}/E=…`: building the CPU kernels' CSR plan against
+//!   finding it in the plan cache ([`burn_segment::cpu::set_plan_cache_capacity`]); the other
+//!   groups run with the cache on (the default), as training on a fixed graph does;
 //!
 //! - `device_triad`: the same triad with Burn tensor ops on the bench device (on a GPU, the
 //!   baseline for the device's memory bandwidth; fused into one kernel by wgpu's Fusion).
@@ -158,32 +164,76 @@ fn segment_ops(c: &mut Criterion) {
     group.finish();
 }
 
+/// The inputs of the fused-op groups at `E` edges: `N = E / 10` nodes of `D = 64` f32
+/// features, uniformly random senders, sorted receivers, and the bytes of one id array.
+struct FusedInputs {
+    n: usize,
+    x: Tensor<2>,
+    senders: Tensor<1, Int>,
+    receivers: Tensor<1, Int>,
+    id_bytes: usize,
+}
+
+/// `FusedInputs` for each benched `E` (1e5, 1e6, 1e7, capped by `SEGMENT_BENCH_MAX_E`).
+fn fused_inputs(device: &Device) -> Vec<(usize, FusedInputs)> {
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
+    let (id_dtype, id_bytes) = if wgpu { (DType::I32, 4) } else { (DType::I64, 8) };
+    let d = FUSED_D;
+    let sizes = [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e);
+    sizes
+        .map(|e| {
+            let n = e / 10;
+            let mut state = 7;
+            let senders: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+            let mut receivers: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+            receivers.sort_unstable();
+            let values: Vec<f32> = (0..n * d).map(|_| (lcg(&mut state) % 1000) as f32 / 100.0).collect();
+            let x = Tensor::<2>::from_data(TensorData::new(values, [n, d]), (device, DType::F32));
+            let ids = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v, [e]), (device, DType::I64)).cast(id_dtype);
+            let (senders, receivers) = (ids(senders), ids(receivers));
+            (e, FusedInputs { n, x, senders, receivers, id_bytes })
+        })
+        .collect()
+}
+
+/// Feature width of the fused-op groups.
+const FUSED_D: usize = 64;
+
 /// `spmm/E=…,D=64`: the fused gather-and-sum `out[r] = Σ x[senders[e]]` over receiver-sorted
 /// edges with uniformly random senders (N = E / 10 rows). Bytes = one `x` row gathered per
 /// edge + both id arrays + the output: the traffic of the kernel when no gathered row is
 /// found in cache, so at large N the figure is the speed of random 256-byte row reads.
-fn spmm(c: &mut Criterion) {
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+///
+/// `sddmm/E=…,D=64`: the per-edge dot products `x[senders[e]] · x[receivers[e]]` (one head) on
+/// the same inputs. Bytes = two gathered rows per edge + both id arrays + the `[E, 1]` output.
+fn fused(c: &mut Criterion) {
     let device = device();
-    let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
-    let (id_dtype, id_bytes) = if wgpu { (DType::I32, 4) } else { (DType::I64, 8) };
+    let d = FUSED_D;
+    let inputs = fused_inputs(&device);
     let mut group = c.benchmark_group("spmm");
     group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    let d = 64;
-    for e in [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
-        let n = e / 10;
-        let mut state = 7;
-        let senders: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
-        let mut receivers: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
-        receivers.sort_unstable();
-        let values: Vec<f32> = (0..n * d).map(|_| (lcg(&mut state) % 1000) as f32 / 100.0).collect();
-        let x = Tensor::<2>::from_data(TensorData::new(values, [n, d]), (&device, DType::F32));
-        let ids = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v, [e]), (&device, DType::I64)).cast(id_dtype);
-        let (senders, receivers) = (ids(senders), ids(receivers));
-        group.throughput(Throughput::Bytes((e * d * 4 + 2 * e * id_bytes + n * d * 4) as u64));
+    for (e, f) in &inputs {
+        let (e, n) = (*e, f.n);
+        group.throughput(Throughput::Bytes((e * d * 4 + 2 * e * f.id_bytes + n * d * 4) as u64));
         group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
             b.iter(|| {
-                let out = black_box(burn_segment::spmm(x.clone(), senders.clone(), receivers.clone(), None, n));
+                let out = black_box(burn_segment::spmm(f.x.clone(), f.senders.clone(), f.receivers.clone(), None, n));
+                sync(&device);
+                out
+            })
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("sddmm");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    for (e, f) in &inputs {
+        let e = *e;
+        group.throughput(Throughput::Bytes((2 * e * d * 4 + 2 * e * f.id_bytes + e * 4) as u64));
+        group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
+            b.iter(|| {
+                let out = burn_segment::sddmm(f.x.clone(), f.x.clone(), f.senders.clone(), f.receivers.clone(), 1);
+                let out = black_box(out);
                 sync(&device);
                 out
             })
@@ -192,5 +242,36 @@ fn spmm(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, stream_triad, device_triad, segment_ops, spmm);
+/// `plan/{sorted,random}/{built,cached}/E=…`: the CPU kernels' CSR plan for `E` i64 ids into
+/// `N = E / 10` segments, timed through `segment_count` (the plan and an `N`-entry count, no
+/// data), with the plan cache turned off (`built`: range check, counting sort) and on
+/// (`cached`: the ids compared with the cached copy). Bytes = the ids read once.
+fn plan(c: &mut Criterion) {
+    if std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu") {
+        return; // the plan cache is the CPU kernels'
+    }
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let device = device();
+    let mut group = c.benchmark_group("plan");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    for e in [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
+        let n = e / 10;
+        let mut state = 11;
+        let random: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+        let mut sorted = random.clone();
+        sorted.sort_unstable();
+        group.throughput(Throughput::Bytes((e * 8) as u64));
+        for (order, ids) in [("sorted", sorted), ("random", random)] {
+            let ids = Tensor::<1, Int>::from_data(TensorData::new(ids, [e]), (&device, DType::I64));
+            for (how, capacity) in [("built", 0), ("cached", burn_segment::cpu::DEFAULT_PLAN_CACHE_BYTES)] {
+                burn_segment::cpu::set_plan_cache_capacity(capacity);
+                let id = BenchmarkId::new(format!("{order}/{how}"), format!("E={e}"));
+                group.bench_function(id, |b| b.iter(|| black_box(burn_segment::segment_count(ids.clone(), n))));
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, stream_triad, device_triad, segment_ops, fused, plan);
 criterion_main!(benches);
