@@ -188,16 +188,24 @@ pub(crate) fn count<T: CpuTensor>(ids: T, n: usize) -> T {
     }
 }
 
+/// The position and value of the first id outside `0..n`, if any: one branch-free pass (an
+/// unsigned comparison also catches negative ids), and a search for the position only when
+/// something is out of range.
+fn first_out_of_range<I: CpuElem + Into<i64>>(ids: &[I], n: usize) -> Option<(usize, i64)> {
+    if !ids.iter().any(|&i| Into::<i64>::into(i) as u64 >= n as u64) {
+        return None;
+    }
+    ids.iter().map(|&i| i.into()).enumerate().find(|&(_, i)| i < 0 || i >= n as i64)
+}
+
 /// Panics naming the first id outside `0..n` (the CPU contract for bad ids).
 fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
-    fn go<I: CpuElem + Into<i64>>(ids: &[I], n: usize) {
-        if let Some((pos, id)) = ids.iter().map(|&i| i.into()).enumerate().find(|&(_, i)| i < 0 || i >= n as i64) {
-            panic!("burn-segment: segment id {id} at position {pos} is out of range for num_segments = {n}");
-        }
-    }
-    match ids.dtype() {
-        DType::I32 => go(&ids.values::<i32>(), n),
-        _ => go(&ids.values::<i64>(), n),
+    let bad = match ids.dtype() {
+        DType::I32 => first_out_of_range(&ids.values::<i32>(), n),
+        _ => first_out_of_range(&ids.values::<i64>(), n),
+    };
+    if let Some((pos, id)) = bad {
+        panic!("burn-segment: segment id {id} at position {pos} is out of range for num_segments = {n}");
     }
 }
 
@@ -208,10 +216,7 @@ fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
 /// Naming the first index outside `0..n`, its position, and `what` it indexes.
 fn index_list<'a, T: CpuTensor>(ids: &'a T, n: usize, what: &str) -> Cow<'a, [usize]> {
     fn check<I: CpuElem + Into<i64>>(ids: &[I], n: usize, what: &str) {
-        // One branch-free pass (an unsigned comparison also catches negative indices); the
-        // position is looked for only when something is out of range.
-        if ids.iter().any(|&i| Into::<i64>::into(i) as u64 >= n as u64) {
-            let (pos, i) = ids.iter().map(|&i| i.into()).enumerate().find(|&(_, i)| i < 0 || i >= n as i64).unwrap();
+        if let Some((pos, i)) = first_out_of_range(ids, n) {
             panic!("burn-segment: {what} index {i} at position {pos} is out of range for {n} rows");
         }
     }

@@ -89,6 +89,15 @@ fn out_of_range_ids_panic_on_cpu_naming_the_id() {
                 "{}: {msg}",
                 t.name
             );
+            // A gathered index (spmm's senders) too, negative ones included.
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                let x = f32s(&[1.0, 2.0, 3.0], [3, 1], &device);
+                let (s, r) = (ids(&[0, bad, 1], &device, true), ids(&[0, 1, 2], &device, true));
+                burn_segment::spmm(x, s, r, None, 3).into_data()
+            }));
+            let err = result.expect_err(t.name);
+            let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert!(msg.contains(&format!("sender index {bad} at position 1 is out of range for 3 rows")), "{}: {msg}", t.name);
         }
     }
 }
