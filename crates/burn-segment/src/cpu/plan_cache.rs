@@ -166,10 +166,10 @@ pub(crate) fn plan<I: IdElem + bytemuck::Pod>(ids: &[I], dtype: DType, num_segme
     let key: &[u8] = bytemuck::cast_slice(ids);
     {
         let mut cache = cache();
-        if cache.capacity > 0 {
-            if let Some(plan) = cache.lookup(dtype, num_segments, key) {
-                return plan;
-            }
+        if cache.capacity > 0
+            && let Some(plan) = cache.lookup(dtype, num_segments, key)
+        {
+            return plan;
         }
     }
     // Built outside the lock: other threads keep using the cache meanwhile.
