@@ -90,8 +90,8 @@ fn dims(shape: &Shape, num_segments: usize) -> (usize, usize, Shape) {
 /// planned before.
 fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> Arc<CsrPlan> {
     match ids.dtype() {
-        DType::I64 => plan_cache::plan(&ids.values::<i64>(), DType::I64, num_segments),
-        DType::I32 => plan_cache::plan(&ids.values::<i32>(), DType::I32, num_segments),
+        DType::I64 => plan_cache::plan(&ids.values::<i64>(), num_segments),
+        DType::I32 => plan_cache::plan(&ids.values::<i32>(), num_segments),
         other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
     }
 }

@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use burn::tensor::DType;
 
+use super::CpuElem;
 use super::kernels::{CsrPlan, IdElem};
 
 /// The default capacity of the plan cache: 256 MiB, which holds the plans of a graph with about
@@ -59,6 +60,13 @@ struct Entry {
     bytes: usize,
 }
 
+impl Entry {
+    /// Whether this plan was built from exactly these ids (compared in full).
+    fn is_for(&self, dtype: DType, num_segments: usize, ids: &[u8]) -> bool {
+        self.dtype == dtype && self.num_segments == num_segments && *self.ids == *ids
+    }
+}
+
 /// A byte-bounded, least-recently-used cache of plans (the most recently used entry is last).
 pub(crate) struct PlanCache {
     entries: Vec<Entry>,
@@ -86,7 +94,7 @@ impl PlanCache {
         let found = self
             .entries
             .iter()
-            .rposition(|e| e.dtype == dtype && e.num_segments == num_segments && *e.ids == *ids);
+            .rposition(|e| e.is_for(dtype, num_segments, ids));
         match found {
             Some(i) => {
                 self.hits += 1;
@@ -110,7 +118,7 @@ impl PlanCache {
         if bytes > self.capacity {
             return;
         }
-        let held = self.entries.iter().any(|e| e.dtype == dtype && e.num_segments == num_segments && *e.ids == *ids);
+        let held = self.entries.iter().any(|e| e.is_for(dtype, num_segments, ids));
         if held {
             return;
         }
@@ -162,8 +170,8 @@ fn cache() -> MutexGuard<'static, PlanCache> {
 ///
 /// # Panics
 /// As [`CsrPlan::new`], if an id lies outside `[0, num_segments)`.
-pub(crate) fn plan<I: IdElem + bytemuck::Pod>(ids: &[I], dtype: DType, num_segments: usize) -> Arc<CsrPlan> {
-    let key: &[u8] = bytemuck::cast_slice(ids);
+pub(crate) fn plan<I: IdElem + CpuElem>(ids: &[I], num_segments: usize) -> Arc<CsrPlan> {
+    let (key, dtype): (&[u8], DType) = (bytemuck::cast_slice(ids), I::dtype());
     {
         let mut cache = cache();
         if cache.capacity > 0
