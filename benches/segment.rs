@@ -10,6 +10,8 @@
 //!
 //! - `spmm/E=…,D=64`: the fused gather-and-sum [`burn_segment::spmm`] with random senders
 //!   and sorted receivers (bytes = one gathered row per edge + ids + output);
+//! - `spmm_reversed/E=…,D=64`: the same edges reversed with a weight each (a backward pass's
+//!   `spmm`: random segments, sorted gathered ids; bytes as `spmm` plus the weights);
 //! - `sddmm/E=…,D=64`: the per-edge dot products [`burn_segment::sddmm`] of the same sender and
 //!   receiver rows (bytes = two gathered rows per edge + ids + output);
 //!
@@ -205,6 +207,12 @@ const FUSED_D: usize = 64;
 /// edge + both id arrays + the output: the traffic of the kernel when no gathered row is
 /// found in cache, so at large N the figure is the speed of random 256-byte row reads.
 ///
+/// `spmm_reversed/E=…,D=64`: the same edges reversed, with a weight per edge, as a layer's
+/// backward pass runs them (`d x[s] = Σ w_e · grad[r_e]`): the segments are the random
+/// senders, so the kernel walks the edges through the CSR plan's permutation, and each edge's
+/// gathered id and weight are reads at random positions too. Bytes = as `spmm`, plus the
+/// weights.
+///
 /// `sddmm/E=…,D=64`: the per-edge dot products `x[senders[e]] · x[receivers[e]]` (one head) on
 /// the same inputs. Bytes = two gathered rows per edge + both id arrays + the `[E, 1]` output.
 fn fused(c: &mut Criterion) {
@@ -219,6 +227,22 @@ fn fused(c: &mut Criterion) {
         group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
             b.iter(|| {
                 let out = black_box(burn_segment::spmm(f.x.clone(), f.senders.clone(), f.receivers.clone(), None, n));
+                sync(&device);
+                out
+            })
+        });
+    }
+    group.finish();
+    let mut group = c.benchmark_group("spmm_reversed");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    for (e, f) in &inputs {
+        let (e, n) = (*e, f.n);
+        let weights = Tensor::<2>::ones([e, 1], (&device, DType::F32));
+        group.throughput(Throughput::Bytes((e * d * 4 + e * 4 + 2 * e * f.id_bytes + n * d * 4) as u64));
+        group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
+            b.iter(|| {
+                let out = burn_segment::spmm(f.x.clone(), f.receivers.clone(), f.senders.clone(), Some(weights.clone()), n);
+                let out = black_box(out);
                 sync(&device);
                 out
             })

@@ -261,13 +261,19 @@ impl CsrPlan {
     /// few positions ahead in CSR order (across segment boundaries): a gather through an index
     /// (`spmm`'s `x[senders[e]]`) reads rows scattered over memory, and without the hint each
     /// one waits for memory in turn once `data` outgrows the cache.
+    ///
+    /// With unsorted ids the rows come in the plan's permuted order, so `gather[row]` and the
+    /// row's `per_row` entries of `row_data` (`spmm`'s edge weights) are reads at random
+    /// positions too, and the row prefetch would wait on the first of them. Both are prefetched
+    /// twice as far ahead, so that the row prefetch finds its id in cache.
     #[inline(always)]
-    pub fn for_rows_prefetch_gather<T>(
+    pub fn for_rows_prefetch_gather<T, W>(
         &self,
         s: usize,
         data: &[T],
         d: usize,
         gather: &[usize],
+        (row_data, per_row): (&[W], usize),
         mut f: impl FnMut(usize),
     ) {
         let range = self.offsets[s]..self.offsets[s + 1];
@@ -282,6 +288,10 @@ impl CsrPlan {
             }
             Some(order) => {
                 for k in range {
+                    if let Some(&far) = order.get(k + 2 * GATHER_PREFETCH_DISTANCE) {
+                        prefetch_row(gather, far, 1);
+                        prefetch_row(row_data, far * per_row, per_row);
+                    }
                     if let Some(&ahead) = order.get(k + GATHER_PREFETCH_DISTANCE) {
                         prefetch_row(data, gather[ahead] * d, d);
                     }
@@ -702,7 +712,7 @@ pub fn spmm<T: Elem>(
     let mut out = output(plan.num_segments() * d, T::ZERO);
     let c = d / heads.max(1);
     per_segment(plan, &mut out, d, |s, acc| {
-        plan.for_rows_prefetch_gather(s, x, d, senders, |e| {
+        plan.for_rows_prefetch_gather(s, x, d, senders, (weights, heads), |e| {
             let row = &x[senders[e] * d..(senders[e] + 1) * d];
             let w = &weights[e * heads..(e + 1) * heads];
             if heads == 1 {
