@@ -829,6 +829,11 @@ impl<T: FloatElem> Attention<'_, T> {
             return out;
         }
         out.par_chunks_mut(h).enumerate().with_min_len(1024).for_each(|(e, row)| {
+            // `src[senders[e]]` is a gather of rows scattered over memory: prefetch the one of
+            // an edge ahead, as spmm does.
+            if let Some(&ahead) = self.senders.get(e + GATHER_PREFETCH_DISTANCE) {
+                prefetch_row(self.src, ahead * h, h);
+            }
             for (k, o) in row.iter_mut().enumerate() {
                 let (x, masked) = self.raw(e, k);
                 *o = if masked {
@@ -861,7 +866,8 @@ impl<T: FloatElem> Attention<'_, T> {
                         total[k] = total[k].add(alpha[e * h + k].mul(grad[e * h + k]));
                     }
                 });
-                plan.for_rows(s, |e| {
+                // `raw` gathers `src[senders[e]]`: prefetched ahead in the plan's order.
+                plan.for_rows_prefetch_gather(s, self.src, h, self.senders, (self.bias, self.bias_width), |e| {
                     // SAFETY: edge `e` belongs to receiver `s` only (the plan is a permutation
                     // of the edges), so no other task touches row `e` of `out`, and
                     // `(e + 1) * h <= out.len()` because `e` indexes `alpha`'s rows.
