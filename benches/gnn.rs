@@ -208,6 +208,15 @@ fn conv(crit: &mut Criterion) {
         group.bench_function(id("sage"), |b| {
             b.iter(|| black_box(sage.forward(x.clone(), &graph).sum().backward()))
         });
+        // Whether the plans of this size stayed cached across steps (misses = plans built).
+        let cache = burn_segment::cpu::plan_cache_stats();
+        println!(
+            "conv E={edges}: plan cache {} hits, {} misses so far, {} plans in {} MiB",
+            cache.hits,
+            cache.misses,
+            cache.entries,
+            cache.bytes >> 20
+        );
     }
     group.finish();
 }

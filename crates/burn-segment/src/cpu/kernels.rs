@@ -649,14 +649,14 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
     (0..plan.num_segments()).into_par_iter().with_min_len(min_len).for_each_init(
         || vec![T::ZERO; 2 * d],
         |scratch, s| {
+            // SAFETY (both calls): `ptr` is `out`, `rows × d` long, and this task is the only
+            // one that handles segment `s`, so no other touches its rows; the first call only
+            // runs where the CPU supports AVX2 (checked just before it).
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above); the rows written are
-                // segment `s`'s (see `softmax_segment`).
                 unsafe { softmax_segment_avx2(data, d, plan, s, scratch, ptr) };
                 return;
             }
-            // SAFETY: as above.
             unsafe { softmax_segment(data, d, plan, s, scratch, ptr) };
         },
     );
@@ -667,8 +667,8 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
 /// exponentials into `scratch[d..]`, and the normalised exponentials into its rows of `out`.
 ///
 /// # Safety
-/// `out` must point to a buffer of `plan`'s rows × `d` elements that no other live reference
-/// touches in segment `s`'s rows (each task of [`softmax`] writes its own segments' rows).
+/// `ptr` must point to a buffer of `plan`'s rows × `d` elements whose rows of segment `s` no
+/// other live reference touches (each task of [`softmax`] writes its own segments' rows).
 #[inline(always)]
 unsafe fn softmax_segment<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan, s: usize, scratch: &mut [T], ptr: RowsPtr<T>) {
     let (shift, sum) = scratch.split_at_mut(d);
