@@ -10,7 +10,9 @@
 //! - `conv/{gcn,gat,sage}/E=…`: one layer's forward + backward (`sum` of the output) on a
 //!   directed Erdős–Rényi graph with `E` edges, `N = E / 10` nodes and 64 → 64 features (GAT: 8
 //!   heads of 8), receiver-sorted as the examples keep them; throughput in edges. Sizes 1e5,
-//!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them).
+//!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them). After each size it prints the CPU plan cache's
+//!   counters so far (hits, misses = plans built, plans held), which tell whether a size's
+//!   plans stayed cached across steps.
 //!
 //! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray; `GNN_BENCH_PLAN_CACHE=0` turns
 //! off the CPU kernels' CSR plan cache, so that every step plans its edges anew (the cache is on

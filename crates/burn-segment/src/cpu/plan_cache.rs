@@ -32,7 +32,7 @@ use super::CpuElem;
 use super::kernels::{CsrPlan, IdElem};
 
 /// The default capacity of the plan cache: 512 MiB, which holds the two plans of a training
-/// step on a graph of about 16 million edges and `E / 10` nodes with i64 ids even when neither
+/// step on a graph of about 15 million edges and `E / 10` nodes with i64 ids even when neither
 /// its receivers nor its senders are sorted (self loops appended to receiver-sorted edges
 /// unsort them). An unsorted plan holds 16.8 bytes per edge: the offsets, the permutation, and
 /// the copy of the ids that a lookup compares; a sorted one only its offsets, 0.8 bytes per
