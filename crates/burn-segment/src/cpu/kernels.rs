@@ -842,19 +842,28 @@ pub struct Attention<'a, T> {
 }
 
 impl<T: FloatElem> Attention<'_, T> {
-    /// `src[s] + dst[r] + bias` for edge `e`, head `k`, and whether the bias masks the edge.
+    /// The rows edge `e` reads: its sender's scores, its receiver's scores (`heads` each) and
+    /// its bias (`bias_width`). Sliced once per edge, so the loops over the heads index no
+    /// further and vectorise.
     #[inline(always)]
-    fn raw(&self, e: usize, k: usize) -> (T, bool) {
-        let h = self.heads;
-        let b = self.bias[e * self.bias_width + if self.bias_width == 1 { 0 } else { k }];
-        let x = self.src[self.senders[e] * h + k].add(self.dst[self.receivers[e] * h + k]).add(b);
-        (x, b == T::LOWEST)
+    fn rows(&self, e: usize) -> (&[T], &[T], &[T]) {
+        let (h, w) = (self.heads, self.bias_width);
+        let (s, r) = (self.senders[e], self.receivers[e]);
+        (&self.src[s * h..(s + 1) * h], &self.dst[r * h..(r + 1) * h], &self.bias[e * w..(e + 1) * w])
+    }
+
+    /// `src + dst + bias` for head `k` of an edge's [`rows`](Self::rows), and whether the
+    /// bias masks the edge.
+    #[inline(always)]
+    fn raw((src, dst, bias): (&[T], &[T], &[T]), k: usize) -> (T, bool) {
+        let b = bias[if bias.len() == 1 { 0 } else { k }];
+        (src[k].add(dst[k]).add(b), b == T::LOWEST)
     }
 
     /// The logits `LeakyReLU(raw)`, `-inf` for masked edges, `[E, heads]`.
     pub fn logits(&self) -> Vec<T> {
         let h = self.heads;
-        let mut out = vec![T::ZERO; self.senders.len() * h];
+        let mut out = output(self.senders.len() * h, T::ZERO);
         if h == 0 {
             return out;
         }
@@ -864,8 +873,9 @@ impl<T: FloatElem> Attention<'_, T> {
             if let Some(&ahead) = self.senders.get(e + GATHER_PREFETCH_DISTANCE) {
                 prefetch_row(self.src, ahead * h, h);
             }
+            let rows = self.rows(e);
             for (k, o) in row.iter_mut().enumerate() {
-                let (x, masked) = self.raw(e, k);
+                let (x, masked) = Self::raw(rows, k);
                 *o = if masked {
                     T::LOWEST
                 } else {
@@ -882,7 +892,7 @@ impl<T: FloatElem> Attention<'_, T> {
     /// groups the edges by receiver; one task per receiver, in edge order.
     pub fn backward(&self, alpha: &[T], grad: &[T], plan: &CsrPlan) -> Vec<T> {
         let h = self.heads;
-        let mut out = vec![T::ZERO; alpha.len()];
+        let mut out = output(alpha.len(), T::ZERO);
         if h == 0 || alpha.is_empty() {
             return out;
         }
@@ -902,10 +912,12 @@ impl<T: FloatElem> Attention<'_, T> {
                     // of the edges), so no other task touches row `e` of `out`, and
                     // `(e + 1) * h <= out.len()` because `e` indexes `alpha`'s rows.
                     let row = unsafe { ptr.row(e, h) };
+                    let rows = self.rows(e);
+                    let (alpha, grad) = (&alpha[e * h..(e + 1) * h], &grad[e * h..(e + 1) * h]);
                     for (k, o) in row.iter_mut().enumerate() {
-                        let (a, g) = (alpha[e * h + k], grad[e * h + k]);
+                        let (a, g) = (alpha[k], grad[k]);
                         let d = a.mul(g).sub(a.mul(total[k]));
-                        let (x, masked) = self.raw(e, k);
+                        let (x, masked) = Self::raw(rows, k);
                         *o = if masked {
                             T::ZERO
                         } else {
