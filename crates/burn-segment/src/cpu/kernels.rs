@@ -843,8 +843,8 @@ pub struct Attention<'a, T> {
 
 impl<T: FloatElem> Attention<'_, T> {
     /// The rows edge `e` reads: its sender's scores, its receiver's scores (`heads` each) and
-    /// its bias (`bias_width`). Sliced once per edge, so the loops over the heads index no
-    /// further and vectorise.
+    /// its bias (`bias_width`), sliced once per edge so that the loops over the heads only
+    /// index these short rows.
     #[inline(always)]
     fn rows(&self, e: usize) -> (&[T], &[T], &[T]) {
         let (h, w) = (self.heads, self.bias_width);
