@@ -532,6 +532,9 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
         return (values, args);
     }
     let min_len = plan.min_len(d);
+    // Checked once per call rather than per segment.
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
     values
         .par_chunks_mut(d)
         .zip(args.par_chunks_mut(d))
@@ -544,8 +547,8 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
                 val.copy_from_slice(&data[first * d..(first + 1) * d]);
                 local.iter_mut().for_each(|a| *a = A::from_row(first));
                 #[cfg(target_arch = "x86_64")]
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU supports AVX2 (checked just above).
+                if avx2 {
+                    // SAFETY: the CPU supports AVX2 (checked before the loop).
                     unsafe { fold_segment_avx2::<T, A, MAX>(data, d, plan, s, first, val, local) };
                 } else {
                     fold_segment::<T, A, MAX>(data, d, plan, s, first, val, local);
@@ -646,14 +649,17 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
     }
     let ptr = RowsPtr(out.as_mut_ptr());
     let min_len = plan.min_len(d);
+    // Checked once per call rather than per segment.
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
     (0..plan.num_segments()).into_par_iter().with_min_len(min_len).for_each_init(
         || vec![T::ZERO; 2 * d],
         |scratch, s| {
             // SAFETY (both calls): `ptr` is `out`, `rows × d` long, and this task is the only
             // one that handles segment `s`, so no other touches its rows; the first call only
-            // runs where the CPU supports AVX2 (checked just before it).
+            // runs where the CPU supports AVX2 (checked before the loop).
             #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
+            if avx2 {
                 unsafe { softmax_segment_avx2(data, d, plan, s, scratch, ptr) };
                 return;
             }
