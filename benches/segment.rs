@@ -5,6 +5,8 @@
 //!   STREAM-triad baseline (bytes = 3 arrays);
 //! - `segment/{sum,max,softmax}/{sorted,random}/E=…,D=…` on the Flex backend, with N = E / 10,
 //!   f32 data and i64 ids; bytes = data read + ids read + output written;
+//!   `segment/softmax_owned/…` is softmax over an input it is handed (no other reference):
+//!   the CPU kernel writes over it instead of allocating an output;
 //! - `segment/burn_select_assign_add/…` (D = 64, E ≤ 1e6): Burn's built-in scatter-add computing
 //!   the same sum, the baseline our kernel replaces.
 //!
@@ -35,7 +37,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use burn::tensor::{DType, Device, Int, Tensor, TensorData, ops::IndexingUpdateOp};
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use rayon::prelude::*;
 
 fn lcg(state: &mut u64) -> u64 {
@@ -159,6 +161,23 @@ fn segment_ops(c: &mut Criterion) {
                         sync(&device);
                         out
                     })
+                });
+                // The input handed over (as a layer's logits are): the CPU kernel writes the
+                // result over it. A fresh copy per call, made outside the timing.
+                group.bench_function(id("softmax_owned"), |b| {
+                    b.iter_batched(
+                        || {
+                            let x = Tensor::<2>::from_data(data.to_data(), (&device, DType::F32));
+                            sync(&device);
+                            x
+                        },
+                        |x| {
+                            let out = black_box(burn_segment::segment_softmax(x, ids.clone(), n));
+                            sync(&device);
+                            out
+                        },
+                        BatchSize::PerIteration,
+                    )
                 });
             }
         }

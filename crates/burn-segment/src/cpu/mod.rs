@@ -3,6 +3,7 @@
 
 pub mod kernels;
 mod plan_cache;
+pub(crate) mod simd;
 
 pub use plan_cache::{clear_plan_cache, plan_cache_stats, set_plan_cache_capacity, PlanCacheStats, DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES};
 
@@ -23,6 +24,9 @@ pub(crate) trait CpuTensor: TensorMetadata + Sized {
     fn values<E: CpuElem>(&self) -> Cow<'_, [E]>;
     /// A tensor owning `values` with the given shape.
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self;
+    /// The values in row-major order, to overwrite in place: `Some` only where this tensor
+    /// alone owns its buffer and the buffer holds exactly its values, contiguously.
+    fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]>;
 }
 
 /// Element types the CPU adapters can read out of a tensor primitive.
@@ -62,6 +66,10 @@ impl CpuTensor for NdArrayTensor {
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
         NdArrayTensor::from_data(TensorData::new(values, shape))
     }
+    fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]> {
+        // NdArray (deprecated in Burn 0.22) always gets a fresh output.
+        None
+    }
 }
 
 impl CpuTensor for FlexTensor {
@@ -74,6 +82,16 @@ impl CpuTensor for FlexTensor {
     }
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
         FlexTensor::from_data(TensorData::new(values, shape))
+    }
+    fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]> {
+        let len = self.shape().num_elements();
+        if self.dtype() != E::dtype()
+            || self.layout().contiguous_offsets() != Some((0, len))
+            || self.storage::<E>().len() != len
+        {
+            return None;
+        }
+        self.try_storage_mut::<E>()
     }
 }
 
@@ -169,12 +187,17 @@ pub(crate) fn softmax<T: CpuTensor>(data: T, ids: T, n: usize) -> T {
     let (e, d, _) = dims(&shape, n);
     check_len(e, ids.shape()[0]);
     let plan = plan(&ids, n);
-    fn go<E: CpuElem + FloatElem, T: CpuTensor>(data: &T, d: usize, plan: &CsrPlan, s: Shape) -> T {
+    // In place where the input's buffer is this call's alone (nothing else sees it change).
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(mut data: T, d: usize, plan: &CsrPlan, s: Shape) -> T {
+        if let Some(values) = data.values_mut::<E>() {
+            kernels::softmax_in_place(values, d, plan);
+            return data;
+        }
         T::from_values(kernels::softmax(&data.values::<E>(), d, plan), s)
     }
     match data.dtype() {
-        DType::F32 => go::<f32, T>(&data, d, &plan, shape),
-        DType::F64 => go::<f64, T>(&data, d, &plan, shape),
+        DType::F32 => go::<f32, T>(data, d, &plan, shape),
+        DType::F64 => go::<f64, T>(data, d, &plan, shape),
         other => unreachable!("unsupported dtype {other:?} reached the CPU softmax kernel"),
     }
 }
@@ -323,8 +346,9 @@ pub(crate) fn attention_softmax<T: CpuTensor>(src: T, dst: T, bias: T, senders: 
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, a: &AttentionInputs, slope: E) -> T {
         let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
         let att = a.kernel(&src, &dst, &bias, slope);
-        let logits = att.logits();
-        T::from_values(kernels::softmax(&logits, a.heads, &a.plan), Shape::from([a.senders.len(), a.heads]))
+        let mut logits = att.logits();
+        kernels::softmax_in_place(&mut logits, a.heads, &a.plan);
+        T::from_values(logits, Shape::from([a.senders.len(), a.heads]))
     }
     match src.dtype() {
         DType::F32 => go::<f32, T>(&src, &dst, &bias, &a, slope as f32),

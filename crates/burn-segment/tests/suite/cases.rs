@@ -55,6 +55,36 @@ fn softmax_is_stable_for_huge_logits_and_one_row_gives_one() {
     }
 }
 
+/// A softmax input that its caller alone owns is overwritten with the result (no output to
+/// allocate); one the caller still holds must keep its values. Both give the same result, NaN
+/// and infinities included, for sorted and unsorted ids.
+#[test]
+fn softmax_over_an_owned_input_matches_a_shared_one_which_stays_intact() {
+    let nan = f64::NAN;
+    let inf = f64::INFINITY;
+    #[rustfmt::skip]
+    let data = [
+        0.5, -1.0, nan, 3.0,
+        2.0, -inf, 1.0, -inf,
+        -3.0, 4.0, 0.0, 1.5,
+        inf, -inf, 7.0, -2.5,
+        1.0, -inf, -4.0, 0.25,
+        6.0, 2.0, 5.0, -inf,
+    ];
+    for seg in [[0i64, 0, 1, 1, 3, 3], [3, 0, 1, 0, 3, 1]] {
+        let want = segment_softmax_reference(&data, 4, &seg, 4);
+        for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+            let x = f32s(&data, [6, 4], &t.device);
+            let shared = read(burn_segment::segment_softmax(x.clone(), ids(&seg, &t.device, false), 4));
+            let kept = read(x.clone());
+            let owned = read(burn_segment::segment_softmax(x, ids(&seg, &t.device, false), 4));
+            assert_close(&format!("{} shared {seg:?}", t.name), &shared, &want, 1e-6, 1e-6);
+            assert_close(&format!("{} owned {seg:?}", t.name), &owned, &shared, 0.0, 0.0);
+            assert_close(&format!("{} input kept {seg:?}", t.name), &kept, &as_f32(&data), 0.0, 0.0);
+        }
+    }
+}
+
 #[test]
 fn no_rows_and_no_segments() {
     for t in targets() {
