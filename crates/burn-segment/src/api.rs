@@ -321,6 +321,10 @@ pub fn segment_min_or_constant<const D: usize>(
 /// A segment of one row gives 1. A column holding NaN or `+inf`, or only `-inf`, gives NaN in
 /// every row of that segment (as torch and jax do).
 ///
+/// On the Flex backend, `logits` that nothing else references (passed without a `clone()`
+/// kept elsewhere) are overwritten with the result, which saves allocating the output; a
+/// tensor still held elsewhere is never changed.
+///
 /// # Shapes
 /// `logits: [E, ...]`, `segment_ids: [E]` -> `[E, ...]`.
 ///

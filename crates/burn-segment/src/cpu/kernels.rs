@@ -535,16 +535,28 @@ pub fn reduce_extreme<T: Elem, I: IdElem>(
     plan: &CsrPlan,
     extreme: Extreme,
 ) -> (Vec<T>, Vec<I>) {
+    reduce_extreme_for(Simd::detect(), data, d, plan, extreme)
+}
+
+/// [`reduce_extreme`] with its per-segment body compiled for `simd`.
+fn reduce_extreme_for<T: Elem, I: IdElem>(
+    simd: Simd,
+    data: &[T],
+    d: usize,
+    plan: &CsrPlan,
+    extreme: Extreme,
+) -> (Vec<T>, Vec<I>) {
     let rows = plan.offsets[plan.num_segments()];
     match (extreme, rows <= u32::MAX as usize && core::mem::size_of::<T>() <= 4) {
-        (Extreme::Max, true) => extreme_with::<T, I, u32, true>(data, d, plan),
-        (Extreme::Min, true) => extreme_with::<T, I, u32, false>(data, d, plan),
-        (Extreme::Max, false) => extreme_with::<T, I, u64, true>(data, d, plan),
-        (Extreme::Min, false) => extreme_with::<T, I, u64, false>(data, d, plan),
+        (Extreme::Max, true) => extreme_with::<T, I, u32, true>(simd, data, d, plan),
+        (Extreme::Min, true) => extreme_with::<T, I, u32, false>(simd, data, d, plan),
+        (Extreme::Max, false) => extreme_with::<T, I, u64, true>(simd, data, d, plan),
+        (Extreme::Min, false) => extreme_with::<T, I, u64, false>(simd, data, d, plan),
     }
 }
 
 fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
+    simd: Simd,
     data: &[T],
     d: usize,
     plan: &CsrPlan,
@@ -557,7 +569,6 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
         return (values, args);
     }
     let min_len = plan.min_len(d);
-    let simd = Simd::detect();
     values
         .par_chunks_mut(d)
         .zip(args.par_chunks_mut(d))
@@ -1044,6 +1055,42 @@ mod tests {
                 let mut got = data.clone();
                 softmax_into(Simd::up_to(level), None, &mut got, d, &plan);
                 assert_eq!(bits(&got), bits(&want), "{level:?} in place, shuffled: {shuffled}");
+            }
+        }
+    }
+
+    #[test]
+    fn extremes_give_the_same_bits_and_arguments_on_every_instruction_set() {
+        // 37 columns: two full blocks of 16 and a remainder; ties, NaN and infinities mixed
+        // in; sorted and shuffled ids, empty segments included.
+        let (d, n, rows) = (37usize, 60usize, 900usize);
+        let mut state = 11u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        let data: Vec<f32> = (0..rows * d)
+            .map(|_| match next() % 40 {
+                0 => f32::NAN,
+                1 => f32::INFINITY,
+                2 => f32::NEG_INFINITY,
+                k => (k % 7) as f32 - 3.0,
+            })
+            .collect();
+        let mut ids: Vec<i64> = (0..rows).map(|_| (next() % (n - 5)) as i64).collect();
+        let bits = |v: &[f32]| v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect::<Vec<_>>();
+        for shuffled in [true, false] {
+            if !shuffled {
+                ids.sort_unstable();
+            }
+            let plan = CsrPlan::new(&ids, n);
+            for extreme in [Extreme::Max, Extreme::Min] {
+                let (want_v, want_a) = reduce_extreme_for::<f32, i64>(Simd::up_to(Level::Base), &data, d, &plan, extreme);
+                assert!(want_a.contains(&-1) && want_v.iter().any(|v| v.is_nan()));
+                for level in [Level::Avx2, Level::Avx512] {
+                    let (v, a) = reduce_extreme_for::<f32, i64>(Simd::up_to(level), &data, d, &plan, extreme);
+                    assert_eq!((bits(&v), &a), (bits(&want_v), &want_a), "{level:?} {extreme:?} shuffled: {shuffled}");
+                }
             }
         }
     }
