@@ -1011,6 +1011,20 @@ mod tests {
         assert_eq!(sorted.offsets, vec![0, 2, 3, 3, 4]);
     }
 
+    /// A pseudo-random sequence (64-bit LCG, high bits).
+    fn lcg(seed: u64) -> impl FnMut() -> usize {
+        let mut state = seed;
+        move || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        }
+    }
+
+    /// The bits of each value, every NaN alike.
+    fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect()
+    }
+
     #[test]
     fn softmax_in_place_gives_the_out_of_place_result_bit_for_bit() {
         // Pseudo-random rows with NaN, ±inf and whole -inf columns mixed in, in segments of
@@ -1019,11 +1033,7 @@ mod tests {
         let (d, n) = (3usize, 40usize);
         let mut ids: Vec<i64> = (0..n as i64).flat_map(|s| std::iter::repeat_n(s, s as usize)).collect();
         let rows = ids.len();
-        let mut state = 7u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) as usize
-        };
+        let mut next = lcg(7);
         let data: Vec<f32> = (0..rows * d)
             .map(|i| match next() % 50 {
                 0 => f32::NAN,
@@ -1041,7 +1051,6 @@ mod tests {
             }
             let plan = CsrPlan::new(&ids, n);
             assert_eq!(plan.is_sorted(), !shuffled);
-            let bits = |v: &[f32]| v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect::<Vec<_>>();
             let want = softmax(&data, d, &plan);
             assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| *v > 0.0));
             let mut got = data.clone();
@@ -1064,11 +1073,7 @@ mod tests {
         // 37 columns: two full blocks of 16 and a remainder; ties, NaN and infinities mixed
         // in; sorted and shuffled ids, empty segments included.
         let (d, n, rows) = (37usize, 60usize, 900usize);
-        let mut state = 11u64;
-        let mut next = || {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (state >> 33) as usize
-        };
+        let mut next = lcg(11);
         let data: Vec<f32> = (0..rows * d)
             .map(|_| match next() % 40 {
                 0 => f32::NAN,
@@ -1078,7 +1083,6 @@ mod tests {
             })
             .collect();
         let mut ids: Vec<i64> = (0..rows).map(|_| (next() % (n - 5)) as i64).collect();
-        let bits = |v: &[f32]| v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect::<Vec<_>>();
         for shuffled in [true, false] {
             if !shuffled {
                 ids.sort_unstable();
@@ -1155,7 +1159,6 @@ mod tests {
             })
         };
         let (a, b) = (run(1), run(4));
-        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a.0), bits(&b.0));
         assert_eq!(bits(&a.1), bits(&b.1));
         assert_eq!((bits(&a.2), &a.3), (bits(&b.2), &b.3));
