@@ -42,7 +42,12 @@ impl Simd {
     /// The detected level, capped at `level` (tests compare the copies).
     #[cfg(test)]
     pub(crate) fn up_to(level: Level) -> Self {
-        Simd(Self::detect().0.min(level))
+        Self::detect().at_most(level)
+    }
+
+    /// This level, capped at `level`: for a kernel that measured no faster above it.
+    pub(crate) fn at_most(self, level: Level) -> Self {
+        Simd(self.0.min(level))
     }
 
     /// The level.
