@@ -14,6 +14,7 @@ pub(crate) struct Simd(Level);
 
 /// The instruction sets kernel bodies are compiled for, narrowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // only x86-64 detects the wider ones
 pub(crate) enum Level {
     /// The build's baseline (SSE2 on x86-64; whatever the target has elsewhere).
     Base,
