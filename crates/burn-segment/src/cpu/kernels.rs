@@ -1061,10 +1061,10 @@ mod tests {
             // Every instruction set this CPU has, in place and not: the same bits.
             for level in [Level::Base, Level::Avx2, Level::Avx512] {
                 let mut got = vec![0.0; data.len()];
-                softmax_into(Simd::up_to(level), Some(&data), &mut got, d, &plan);
+                softmax_into(Simd::detect().at_most(level), Some(&data), &mut got, d, &plan);
                 assert_eq!(bits(&got), bits(&want), "{level:?}, shuffled: {shuffled}");
                 let mut got = data.clone();
-                softmax_into(Simd::up_to(level), None, &mut got, d, &plan);
+                softmax_into(Simd::detect().at_most(level), None, &mut got, d, &plan);
                 assert_eq!(bits(&got), bits(&want), "{level:?} in place, shuffled: {shuffled}");
             }
         }
@@ -1091,10 +1091,10 @@ mod tests {
             }
             let plan = CsrPlan::new(&ids, n);
             for extreme in [Extreme::Max, Extreme::Min] {
-                let (want_v, want_a) = reduce_extreme_for::<f32, i64>(Simd::up_to(Level::Base), &data, d, &plan, extreme);
+                let (want_v, want_a) = reduce_extreme_for::<f32, i64>(Simd::detect().at_most(Level::Base), &data, d, &plan, extreme);
                 assert!(want_a.contains(&-1) && want_v.iter().any(|v| v.is_nan()));
                 for level in [Level::Avx2, Level::Avx512] {
-                    let (v, a) = reduce_extreme_for::<f32, i64>(Simd::up_to(level), &data, d, &plan, extreme);
+                    let (v, a) = reduce_extreme_for::<f32, i64>(Simd::detect().at_most(level), &data, d, &plan, extreme);
                     assert_eq!((bits(&v), &a), (bits(&want_v), &want_a), "{level:?} {extreme:?} shuffled: {shuffled}");
                 }
             }

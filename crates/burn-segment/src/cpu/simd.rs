@@ -7,8 +7,8 @@
 //! same order (Rust never fuses a multiply and an add on its own), so the results are identical
 //! whichever runs.
 
-/// An instruction set the CPU is known to support: only [`Simd::detect`] and [`Simd::up_to`]
-/// make one, so a dispatch never enables a feature the CPU lacks.
+/// An instruction set the CPU is known to support: only [`Simd::detect`] makes one, and
+/// [`Simd::at_most`] only lowers it, so a dispatch never enables a feature the CPU lacks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Simd(Level);
 
@@ -38,12 +38,6 @@ impl Simd {
             }
         }
         Simd(Level::Base)
-    }
-
-    /// The detected level, capped at `level` (tests compare the copies).
-    #[cfg(test)]
-    pub(crate) fn up_to(level: Level) -> Self {
-        Self::detect().at_most(level)
     }
 
     /// This level, capped at `level`: for a kernel that measured no faster above it.
