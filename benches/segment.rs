@@ -21,6 +21,11 @@
 //!   finding it in the plan cache ([`burn_segment::cpu::set_plan_cache_capacity`]); the other
 //!   groups run with the cache on (the default), as training on a fixed graph does;
 //!
+//! - `random_rows/{permutation,gather}/E=…,D=64`: rows of 64 f32 read in a random order in
+//!   plain Rust, each row of an `[E, 64]` matrix once or `E` rows of an `[E / 10, 64]` one: the
+//!   access pattern of the kernels over unsorted ids and of `spmm`'s gather, as a baseline for
+//!   them (bytes = rows + 8-byte indices);
+//!
 //! - `device_triad`: the same triad with Burn tensor ops on the bench device (on a GPU, the
 //!   baseline for the device's memory bandwidth; fused into one kernel by wgpu's Fusion).
 //!
@@ -316,5 +321,71 @@ fn plan(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, stream_triad, device_triad, segment_ops, fused, plan);
+/// `random_rows/{permutation,gather}/E=…,D=64`: the machine's rate for the access pattern of
+/// the kernels over unsorted ids and of the gathers, in plain Rust with rayon and nothing else:
+/// `E` rows of 64 f32 summed into one accumulator per task, in a random order. `permutation`
+/// reads each row of an `[E, 64]` matrix once (the pattern of a reduction over unsorted ids);
+/// `gather` reads `E` rows drawn at random from an `[E / 10, 64]` matrix (`spmm`'s gather of
+/// sender rows). Each prefetches the row 16 positions ahead. Bytes = the rows read + the
+/// 8-byte indices. One simple implementation of the pattern, a baseline measured in the same
+/// run, not a proven ceiling: compare the segment figures with it as with `stream_triad`.
+fn random_rows(c: &mut Criterion) {
+    if std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu") {
+        return; // a CPU baseline
+    }
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    const D: usize = 64;
+    let mut group = c.benchmark_group("random_rows");
+    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    for e in [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
+        let mut state = 5;
+        let mut permutation: Vec<usize> = (0..e).collect();
+        for i in (1..e).rev() {
+            permutation.swap(i, lcg(&mut state) as usize % (i + 1));
+        }
+        let gather: Vec<usize> = (0..e).map(|_| lcg(&mut state) as usize % (e / 10)).collect();
+        for (pattern, index, rows) in [("permutation", &permutation, e), ("gather", &gather, e / 10)] {
+            let x: Vec<[f32; D]> = (0..rows).map(|r| [r as f32; D]).collect();
+            group.throughput(Throughput::Bytes((e * (D * 4 + 8)) as u64));
+            let id = BenchmarkId::new(pattern, format!("E={e},D={D}"));
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    let sums: Vec<[f32; D]> = index
+                        .par_chunks(1 << 12)
+                        .enumerate()
+                        .map(|(c, chunk)| {
+                            let mut acc = [0.0f32; D];
+                            for (k, &r) in chunk.iter().enumerate() {
+                                if let Some(&ahead) = index.get(c * (1 << 12) + k + 16) {
+                                    prefetch(&x[ahead]);
+                                }
+                                acc.iter_mut().zip(&x[r]).for_each(|(a, &v)| *a += v);
+                            }
+                            acc
+                        })
+                        .collect();
+                    black_box(sums)
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+/// Hints the CPU to load `row` into every cache level (a no-op off x86-64).
+fn prefetch<T>(row: &T) {
+    #[cfg(target_arch = "x86_64")]
+    for offset in (0..core::mem::size_of::<T>()).step_by(64) {
+        // SAFETY: a prefetch never faults; the address lies inside `row`.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                (row as *const T as *const i8).add(offset),
+            )
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = row;
+}
+
+criterion_group!(benches, stream_triad, device_triad, segment_ops, fused, plan, random_rows);
 criterion_main!(benches);
