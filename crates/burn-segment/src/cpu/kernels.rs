@@ -255,7 +255,14 @@ impl CsrPlan {
     /// permutation when the ids were unsorted: random row reads are latency bound otherwise.
     #[inline(always)]
     pub fn for_rows_prefetch<T>(&self, s: usize, data: &[T], d: usize, f: impl FnMut(usize)) {
-        self.for_rows_ahead(s, |ahead| prefetch_row_l2(data, ahead * d, d), f)
+        self.for_rows_prefetch_to::<TO_L2, T>(s, data, d, f)
+    }
+
+    /// [`for_rows_prefetch`](Self::for_rows_prefetch) with x86's prefetch hint `HINT`
+    /// ([`TO_L1`] or [`TO_L2`]).
+    #[inline(always)]
+    fn for_rows_prefetch_to<const HINT: i32, T>(&self, s: usize, data: &[T], d: usize, f: impl FnMut(usize)) {
+        self.for_rows_ahead(s, |ahead| prefetch_bytes::<HINT>(data[ahead * d..(ahead + 1) * d].as_ptr() as *const u8, d * core::mem::size_of::<T>()), f)
     }
 
     /// As [`for_rows`](Self::for_rows), calling `prefetch(row)` for the row a few positions
@@ -348,6 +355,13 @@ const GATHER_PREFETCH_DISTANCE: usize = 16;
 /// Prefetch into every cache level (x86's `T0` hint).
 const TO_L1: i32 = 3;
 /// Prefetch into the second-level cache and beyond, not the first (x86's `T2` hint).
+///
+/// The reductions over unsorted ids read whole rows at random positions, a prefetch per 64
+/// bytes, and a first-level prefetch holds one of the core's few line-fill buffers until its
+/// line arrives: profiles of `segment_sum` found half its time stalled on the prefetch
+/// instructions. Prefetching into the second level measured 10-25 % faster for sum and max
+/// there (an Intel Xeon, 1e6 and 1e7 rows); `spmm`'s gathers measured no faster with it and
+/// stay on [`TO_L1`].
 const TO_L2: i32 = 1;
 #[cfg(target_arch = "x86_64")]
 const _: () = assert!(TO_L1 == core::arch::x86_64::_MM_HINT_T0 && TO_L2 == core::arch::x86_64::_MM_HINT_T2);
@@ -356,18 +370,6 @@ const _: () = assert!(TO_L1 == core::arch::x86_64::_MM_HINT_T0 && TO_L2 == core:
 #[inline(always)]
 fn prefetch_row<T>(data: &[T], start: usize, len: usize) {
     prefetch_bytes::<TO_L1>(data[start..start + len].as_ptr() as *const u8, len * core::mem::size_of::<T>());
-}
-
-/// [`prefetch_row`] into the second-level cache only. The reductions over unsorted ids read
-/// whole rows at random positions, a prefetch per 64 bytes, and a first-level prefetch holds
-/// one of the core's few line-fill buffers until its line arrives: profiles of `segment_sum`
-/// found half its time stalled on the prefetch instructions. Prefetching into the second
-/// level measured 10-20 % faster there (an Intel Xeon, 1e6 and 1e7 rows); the gathers of
-/// `spmm`, which read one row per edge with less else to do, stay on `TO_L1`, which measured
-/// as fast or faster for them.
-#[inline(always)]
-fn prefetch_row_l2<T>(data: &[T], start: usize, len: usize) {
-    prefetch_bytes::<TO_L2>(data[start..start + len].as_ptr() as *const u8, len * core::mem::size_of::<T>());
 }
 
 /// Hints the CPU to load the `bytes` bytes at `base` into cache, with x86's hint `HINT`
@@ -824,8 +826,8 @@ unsafe fn softmax_segment<T: FloatElem>(
     };
     match src {
         // `src`'s rows prefetched into every level (the second level only measured 10 % slower
-        // here at 1e7 unsorted rows), `out`'s own rows into the second (see `prefetch_row_l2`).
-        Some(src) => plan.for_rows_ahead(s, |ahead| prefetch_row(src, ahead * d, d), |r| {
+        // here at 1e7 unsorted rows), `out`'s own rows into the second (see `TO_L2`).
+        Some(src) => plan.for_rows_prefetch_to::<TO_L1, T>(s, src, d, |r| {
             let x = &src[r * d..(r + 1) * d];
             fold(shift, x);
             unsafe { ptr.row(r, d) }.copy_from_slice(x);
