@@ -1156,65 +1156,61 @@ mod tests {
         }
     }
 
-    #[test]
-    fn extremes_give_the_same_bits_and_arguments_on_every_instruction_set() {
-        // 37 columns: two full blocks of 16 and a remainder; ties, NaN and infinities mixed
-        // in; sorted and shuffled ids, empty segments included.
+    /// Runs `check(data, d, plan, shuffled)` on `900 × 37` values drawn by `value` (37 columns:
+    /// two full blocks of 16, vector bodies, and a remainder) and ids into 60 segments, the last
+    /// five empty: first shuffled, then sorted.
+    fn for_each_isa_case(seed: u64, value: impl Fn(usize) -> f32, mut check: impl FnMut(&[f32], usize, &CsrPlan, bool)) {
         let (d, n, rows) = (37usize, 60usize, 900usize);
-        let mut next = lcg(11);
-        let data: Vec<f32> = (0..rows * d)
-            .map(|_| match next() % 40 {
-                0 => f32::NAN,
-                1 => f32::INFINITY,
-                2 => f32::NEG_INFINITY,
-                k => (k % 7) as f32 - 3.0,
-            })
-            .collect();
+        let mut next = lcg(seed);
+        let data: Vec<f32> = (0..rows * d).map(|_| value(next())).collect();
         let mut ids: Vec<i64> = (0..rows).map(|_| (next() % (n - 5)) as i64).collect();
         for shuffled in [true, false] {
             if !shuffled {
                 ids.sort_unstable();
             }
-            let plan = CsrPlan::new(&ids, n);
-            for extreme in [Extreme::Max, Extreme::Min] {
-                let (want_v, want_a) = reduce_extreme_for::<f32, i64>(Simd::detect().at_most(Level::Base), &data, d, &plan, extreme);
-                assert!(want_a.contains(&-1) && want_v.iter().any(|v| v.is_nan()));
-                for level in [Level::Avx2, Level::Avx512] {
-                    let (v, a) = reduce_extreme_for::<f32, i64>(Simd::detect().at_most(level), &data, d, &plan, extreme);
-                    assert_eq!((bits(&v), &a), (bits(&want_v), &want_a), "{level:?} {extreme:?} shuffled: {shuffled}");
-                }
-            }
+            check(&data, d, &CsrPlan::new(&ids, n), shuffled);
         }
     }
 
     #[test]
-    fn sums_and_products_give_the_same_bits_on_every_instruction_set() {
-        // 37 columns (vector bodies and a remainder), values whose sums round, NaN and
-        // infinities mixed in; sorted and shuffled ids, empty segments included.
-        let (d, n, rows) = (37usize, 60usize, 900usize);
-        let mut next = lcg(17);
-        let data: Vec<f32> = (0..rows * d)
-            .map(|_| match next() % 50 {
-                0 => f32::NAN,
-                1 => f32::INFINITY,
-                k => (k as f32 - 25.0) / 7.0,
-            })
-            .collect();
-        let mut ids: Vec<i64> = (0..rows).map(|_| (next() % (n - 5)) as i64).collect();
-        for shuffled in [true, false] {
-            if !shuffled {
-                ids.sort_unstable();
+    fn extremes_give_the_same_bits_and_arguments_on_every_instruction_set() {
+        // Ties, NaN and infinities mixed in.
+        let value = |k: usize| match k % 40 {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            2 => f32::NEG_INFINITY,
+            k => (k % 7) as f32 - 3.0,
+        };
+        for_each_isa_case(11, value, |data, d, plan, shuffled| {
+            for extreme in [Extreme::Max, Extreme::Min] {
+                let (want_v, want_a) = reduce_extreme_for::<f32, i64>(Simd::detect().at_most(Level::Base), data, d, plan, extreme);
+                assert!(want_a.contains(&-1) && want_v.iter().any(|v| v.is_nan()));
+                for level in [Level::Avx2, Level::Avx512] {
+                    let (v, a) = reduce_extreme_for::<f32, i64>(Simd::detect().at_most(level), data, d, plan, extreme);
+                    assert_eq!((bits(&v), &a), (bits(&want_v), &want_a), "{level:?} {extreme:?} shuffled: {shuffled}");
+                }
             }
-            let plan = CsrPlan::new(&ids, n);
+        });
+    }
+
+    #[test]
+    fn sums_and_products_give_the_same_bits_on_every_instruction_set() {
+        // Values whose sums round, NaN and infinities mixed in.
+        let value = |k: usize| match k % 50 {
+            0 => f32::NAN,
+            1 => f32::INFINITY,
+            k => (k as f32 - 25.0) / 7.0,
+        };
+        for_each_isa_case(17, value, |data, d, plan, shuffled| {
             for prod in [false, true] {
-                let want = reduce_add_mul_for(Simd::detect().at_most(Level::Base), &data, d, &plan, prod);
+                let want = reduce_add_mul_for(Simd::detect().at_most(Level::Base), data, d, plan, prod);
                 assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| v.fract() != 0.0));
                 for level in [Level::Avx2, Level::Avx512] {
-                    let got = reduce_add_mul_for(Simd::detect().at_most(level), &data, d, &plan, prod);
+                    let got = reduce_add_mul_for(Simd::detect().at_most(level), data, d, plan, prod);
                     assert_eq!(bits(&got), bits(&want), "{level:?} prod: {prod} shuffled: {shuffled}");
                 }
             }
-        }
+        });
     }
 
     #[test]
