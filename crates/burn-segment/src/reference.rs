@@ -2,17 +2,25 @@
 //! by the tests of every backend. Data is a row-major `[E, d]` slice; ids are `i64`.
 //!
 //! These are deliberately naive (each segment gathers its column into a `Vec` and reduces it),
-//! sharing no code with the kernels they check.
+//! sharing no code with the kernels they check. The rows are grouped by segment once per call,
+//! so a reference costs O(E · d + n · d) and also checks outputs of millions of rows.
 
 use crate::{SegmentExtreme, SegmentReduction};
 
-/// The column `j` values of the rows of segment `s`, with their row indices, in row order.
-fn column(data: &[f64], d: usize, ids: &[i64], s: usize, j: usize) -> Vec<(usize, f64)> {
-    ids.iter()
-        .enumerate()
-        .filter(|(_, id)| **id == s as i64)
-        .map(|(e, _)| (e, data[e * d + j]))
-        .collect()
+/// The rows of each segment `0..n`, in row order (rows with ids outside `0..n` belong to none).
+fn rows_of(ids: &[i64], n: usize) -> Vec<Vec<usize>> {
+    let mut rows = vec![Vec::new(); n];
+    for (e, &id) in ids.iter().enumerate() {
+        if let Some(segment) = usize::try_from(id).ok().and_then(|id| rows.get_mut(id)) {
+            segment.push(e);
+        }
+    }
+    rows
+}
+
+/// The column `j` values of the given rows (one segment's), with their row indices.
+fn column(data: &[f64], d: usize, rows: &[usize], j: usize) -> Vec<(usize, f64)> {
+    rows.iter().map(|&e| (e, data[e * d + j])).collect()
 }
 
 /// Applies `f` to every (segment, column) and lays the results out as `[n, d]`.
@@ -28,8 +36,9 @@ pub fn segment_reduce_reference(
     n: usize,
     reduction: SegmentReduction,
 ) -> Vec<f64> {
+    let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col = column(data, d, ids, s, j);
+        let col = column(data, d, &rows[s], j);
         match reduction {
             SegmentReduction::Sum => col.iter().map(|c| c.1).sum(),
             SegmentReduction::Prod => col.iter().map(|c| c.1).product(),
@@ -69,26 +78,29 @@ pub fn segment_extreme_reference(
     n: usize,
     extreme: SegmentExtreme,
 ) -> (Vec<f64>, Vec<i64>) {
-    per_column(n, d, |s, j| segment_extreme_one(&column(data, d, ids, s, j), extreme)).into_iter().unzip()
+    let rows = rows_of(ids, n);
+    per_column(n, d, |s, j| segment_extreme_one(&column(data, d, &rows[s], j), extreme)).into_iter().unzip()
 }
 
 /// Reference of `segment_count`.
 pub fn segment_count_reference(ids: &[i64], n: usize) -> Vec<i64> {
-    (0..n).map(|s| ids.iter().filter(|&&id| id == s as i64).count() as i64).collect()
+    rows_of(ids, n).iter().map(|rows| rows.len() as i64).collect()
 }
 
 /// Reference of `segment_mean` (0 for empty segments).
 pub fn segment_mean_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
+    let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col = column(data, d, ids, s, j);
+        let col = column(data, d, &rows[s], j);
         if col.is_empty() { 0.0 } else { col.iter().map(|c| c.1).sum::<f64>() / col.len() as f64 }
     })
 }
 
 /// Reference of `segment_variance` (population variance, 0 for empty segments).
 pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
+    let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col: Vec<f64> = column(data, d, ids, s, j).into_iter().map(|c| c.1).collect();
+        let col: Vec<f64> = column(data, d, &rows[s], j).into_iter().map(|c| c.1).collect();
         if col.is_empty() {
             return 0.0;
         }
@@ -99,8 +111,9 @@ pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize)
 
 /// Reference of `segment_logsumexp` (`-inf` for empty segments).
 pub fn segment_logsumexp_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
+    let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col: Vec<f64> = column(data, d, ids, s, j).into_iter().map(|c| c.1).collect();
+        let col: Vec<f64> = column(data, d, &rows[s], j).into_iter().map(|c| c.1).collect();
         if col.iter().any(|v| v.is_nan()) {
             return f64::NAN;
         }
@@ -117,9 +130,9 @@ pub fn segment_logsumexp_reference(data: &[f64], d: usize, ids: &[i64], n: usize
 /// `-inf`.
 pub fn segment_softmax_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
     let mut out = vec![0.0; data.len()];
-    for s in 0..n {
+    for rows in &rows_of(ids, n) {
         for j in 0..d {
-            let col = column(data, d, ids, s, j);
+            let col = column(data, d, rows, j);
             let m = col.iter().map(|c| c.1).fold(f64::NEG_INFINITY, f64::max);
             let undefined = col.iter().any(|c| c.1.is_nan()) || m.is_infinite();
             let z: f64 = col.iter().map(|c| (c.1 - m).exp()).sum();
