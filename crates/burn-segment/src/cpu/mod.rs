@@ -2,9 +2,11 @@
 //! small `CpuTensor` trait (crate-private).
 
 pub mod kernels;
+mod output;
 mod plan_cache;
 pub(crate) mod simd;
 
+pub use output::{clear_output_pool, output_pool_stats, set_output_pool_capacity, OutputPoolStats, DEFAULT_OUTPUT_POOL_BYTES, POOLED_OUTPUT_BYTES};
 pub use plan_cache::{clear_plan_cache, plan_cache_stats, set_plan_cache_capacity, PlanCacheStats, DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES};
 
 use std::borrow::Cow;
@@ -12,11 +14,13 @@ use std::sync::Arc;
 
 use burn::backend::{Flex, NdArray, TensorMetadata};
 use burn::tensor::{DType, Shape, TensorData};
-use burn_flex::FlexTensor;
+use burn_flex::{FlexTensor, Layout};
 use burn_ndarray::NdArrayTensor;
 
 use crate::{SegmentExtreme, SegmentReduction};
 use kernels::{CsrPlan, Elem, FloatElem, IdElem};
+use output::{Alloc, Out};
+use simd::Simd;
 
 /// A CPU tensor primitive whose values can be read as a slice and built from a `Vec`.
 pub(crate) trait CpuTensor: TensorMetadata + Sized {
@@ -24,6 +28,13 @@ pub(crate) trait CpuTensor: TensorMetadata + Sized {
     fn values<E: CpuElem>(&self) -> Cow<'_, [E]>;
     /// A tensor owning `values` with the given shape.
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self;
+    /// Where this backend's kernel outputs are allocated: from the output pool where its
+    /// tensors can hold a pooled block without a copy.
+    const ALLOC: Alloc;
+    /// A tensor owning a kernel's output with the given shape.
+    fn from_out<E: CpuElem>(out: Out<E>, shape: Shape) -> Self {
+        Self::from_values(out.into_vec(), shape)
+    }
     /// The values in row-major order, to overwrite in place: `Some` only where this tensor
     /// alone owns its buffer and the buffer holds exactly its values, contiguously.
     fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]>;
@@ -66,6 +77,8 @@ impl CpuTensor for NdArrayTensor {
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
         NdArrayTensor::from_data(TensorData::new(values, shape))
     }
+    // An ndarray owns a `Vec`: a pooled block would be copied into one.
+    const ALLOC: Alloc = Alloc::Vec;
     fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]> {
         // NdArray (deprecated in Burn 0.22) always gets a fresh output.
         None
@@ -82,6 +95,13 @@ impl CpuTensor for FlexTensor {
     }
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
         FlexTensor::from_data(TensorData::new(values, shape))
+    }
+    const ALLOC: Alloc = Alloc::Pool;
+    fn from_out<E: CpuElem>(out: Out<E>, shape: Shape) -> Self {
+        match out {
+            Out::Vec(values) => Self::from_values(values, shape),
+            Out::Pooled(block) => FlexTensor::new(block.into_bytes(), Layout::contiguous(shape), E::dtype()),
+        }
     }
     fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]> {
         let len = self.shape().num_elements();
@@ -138,7 +158,7 @@ pub(crate) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReducti
     let prod = op == SegmentReduction::Prod;
     let plan = plan(&ids, n);
     fn go<E: CpuElem + Elem, T: CpuTensor>(data: &T, d: usize, p: &CsrPlan, prod: bool, s: Shape) -> T {
-        T::from_values(kernels::reduce_add_mul(&data.values::<E>(), d, p, prod), s)
+        T::from_out(kernels::reduce_add_mul_for(Simd::detect(), T::ALLOC, &data.values::<E>(), d, p, prod), s)
     }
     match data.dtype() {
         DType::F32 => go::<f32, T>(&data, d, &plan, prod, out_shape),
@@ -161,8 +181,9 @@ pub(crate) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExt
         which: SegmentExtreme,
         shape: Shape,
     ) -> (T, T) {
-        let (v, a) = kernels::reduce_extreme::<E, I>(&data.values::<E>(), d, plan, which);
-        (T::from_values(v, shape.clone()), T::from_values(a, shape))
+        let simd = kernels::extreme_simd();
+        let (v, a) = kernels::reduce_extreme_for::<E, I>(simd, T::ALLOC, &data.values::<E>(), d, plan, which);
+        (T::from_out(v, shape.clone()), T::from_out(a, shape))
     }
     macro_rules! by_id {
         ($e:ty) => {
@@ -193,7 +214,7 @@ pub(crate) fn softmax<T: CpuTensor>(data: T, ids: T, n: usize) -> T {
             kernels::softmax_in_place(values, d, plan);
             return data;
         }
-        T::from_values(kernels::softmax(&data.values::<E>(), d, plan), s)
+        T::from_out(kernels::softmax_out(T::ALLOC, &data.values::<E>(), d, plan), s)
     }
     match data.dtype() {
         DType::F32 => go::<f32, T>(data, d, &plan, shape),
@@ -275,7 +296,8 @@ pub(crate) fn spmm<T: CpuTensor>(x: T, weights: T, senders: T, receivers: T, n: 
     let senders = index_list(&senders, rows, "sender");
     let plan = plan(&receivers, n);
     fn go<E: CpuElem + Elem, T: CpuTensor>(x: &T, w: &T, d: usize, h: usize, s: &[usize], p: &CsrPlan, n: usize) -> T {
-        T::from_values(kernels::spmm(&x.values::<E>(), d, &w.values::<E>(), h, s, p), Shape::from([n, d]))
+        let out = kernels::spmm_out(T::ALLOC, &x.values::<E>(), d, &w.values::<E>(), h, s, p);
+        T::from_out(out, Shape::from([n, d]))
     }
     match x.dtype() {
         DType::F32 => go::<f32, T>(&x, &weights, d, heads, &senders, &plan, n),
@@ -292,7 +314,8 @@ pub(crate) fn sddmm<T: CpuTensor>(a: T, b: T, a_index: T, b_index: T, heads: usi
     let ai = index_list(&a_index, a.shape()[0], "a");
     let bi = index_list(&b_index, b.shape()[0], "b");
     fn go<E: CpuElem + Elem, T: CpuTensor>(a: &T, b: &T, d: usize, h: usize, ai: &[usize], bi: &[usize]) -> T {
-        T::from_values(kernels::sddmm(&a.values::<E>(), &b.values::<E>(), d, h, ai, bi), Shape::from([ai.len(), h]))
+        let out = kernels::sddmm_out(T::ALLOC, &a.values::<E>(), &b.values::<E>(), d, h, ai, bi);
+        T::from_out(out, Shape::from([ai.len(), h]))
     }
     match a.dtype() {
         DType::F32 => go::<f32, T>(&a, &b, d, heads, &ai, &bi),
@@ -346,9 +369,9 @@ pub(crate) fn attention_softmax<T: CpuTensor>(src: T, dst: T, bias: T, senders: 
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, a: &AttentionInputs, slope: E) -> T {
         let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
         let att = a.kernel(&src, &dst, &bias, slope);
-        let mut logits = att.logits();
+        let mut logits = att.logits_out(T::ALLOC);
         kernels::softmax_in_place(&mut logits, a.heads, &a.plan);
-        T::from_values(logits, Shape::from([a.senders.len(), a.heads]))
+        T::from_out(logits, Shape::from([a.senders.len(), a.heads]))
     }
     match src.dtype() {
         DType::F32 => go::<f32, T>(&src, &dst, &bias, &a, slope as f32),
@@ -374,8 +397,8 @@ pub(crate) fn attention_backward<T: CpuTensor>(
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, alpha: &T, grad: &T, a: &AttentionInputs, slope: E) -> T {
         let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
         let att = a.kernel(&src, &dst, &bias, slope);
-        let out = att.backward(&alpha.values::<E>(), &grad.values::<E>(), &a.plan);
-        T::from_values(out, Shape::from([a.senders.len(), a.heads]))
+        let out = att.backward_out(T::ALLOC, &alpha.values::<E>(), &grad.values::<E>(), &a.plan);
+        T::from_out(out, Shape::from([a.senders.len(), a.heads]))
     }
     match src.dtype() {
         DType::F32 => go::<f32, T>(&src, &dst, &bias, &alpha, &grad, &a, slope as f32),

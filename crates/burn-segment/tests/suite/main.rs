@@ -4,5 +4,6 @@ mod common;
 mod cases;
 mod fused;
 mod gradients;
+mod large;
 mod properties;
 mod strategies;
