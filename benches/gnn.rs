@@ -12,11 +12,13 @@
 //!   heads of 8), receiver-sorted as the examples keep them; throughput in edges. Sizes 1e5,
 //!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them). After each size it prints the CPU plan cache's
 //!   counters so far (hits, misses = plans built, plans held), which tell whether a size's
-//!   plans stayed cached across steps.
+//!   plans stayed cached across steps, and the CPU output pool's (hits = outputs that reused a
+//!   block, misses = blocks mapped, idle MiB held).
 //!
 //! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray; `GNN_BENCH_PLAN_CACHE=0` turns
 //! off the CPU kernels' CSR plan cache, so that every step plans its edges anew (the cache is on
-//! by default, as in training).
+//! by default, as in training); `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
+//! every large kernel output is mapped afresh (see `burn_segment::cpu::set_output_pool_capacity`).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -35,6 +37,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 fn base() -> Device {
     if std::env::var("GNN_BENCH_PLAN_CACHE").as_deref() == Ok("0") {
         burn_segment::cpu::set_plan_cache_capacity(0);
+    }
+    if std::env::var("GNN_BENCH_OUTPUT_POOL").as_deref() == Ok("0") {
+        burn_segment::cpu::set_output_pool_capacity(0);
     }
     match std::env::var("GNN_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]
@@ -212,12 +217,18 @@ fn conv(crit: &mut Criterion) {
         });
         // Whether the plans of this size stayed cached across steps (misses = plans built).
         let cache = burn_segment::cpu::plan_cache_stats();
+        // And how many large outputs reused a pooled block (misses = blocks mapped).
+        let pool = burn_segment::cpu::output_pool_stats();
         println!(
-            "conv E={edges}: plan cache {} hits, {} misses so far, {} plans in {} MiB",
+            "conv E={edges}: plan cache {} hits, {} misses so far, {} plans in {} MiB; \
+             output pool {} hits, {} misses, {} MiB idle",
             cache.hits,
             cache.misses,
             cache.entries,
-            cache.bytes >> 20
+            cache.bytes >> 20,
+            pool.hits,
+            pool.misses,
+            pool.bytes >> 20
         );
     }
     group.finish();

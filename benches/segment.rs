@@ -30,6 +30,8 @@
 //!   baseline for the device's memory bandwidth; fused into one kernel by wgpu's Fusion).
 //!
 //! Divide a segment figure by the triad figure for the fraction of memory bandwidth.
+//! `SEGMENT_BENCH_OUTPUT_POOL=0` turns off the CPU output pool
+//! ([`burn_segment::cpu::set_output_pool_capacity`]), so that every call maps fresh outputs.
 //! `SEGMENT_BENCH_MAX_E` (default 10000000) caps E; `SEGMENT_BENCH_BACKEND=ndarray` switches the
 //! backend, and `SEGMENT_BENCH_BACKEND=wgpu` (build with `--features wgpu`) runs the same sizes
 //! on the wgpu kernels with i32 ids (wgpu's default int), waiting for the device after each call:
@@ -51,6 +53,9 @@ fn lcg(state: &mut u64) -> u64 {
 }
 
 fn device() -> Device {
+    if std::env::var("SEGMENT_BENCH_OUTPUT_POOL").as_deref() == Ok("0") {
+        burn_segment::cpu::set_output_pool_capacity(0);
+    }
     match std::env::var("SEGMENT_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]
         Ok("ndarray") => Device::ndarray(),

@@ -78,7 +78,10 @@
 //! data) take the composite defaults in [`composite`]. The CPU kernels group rows through a CSR
 //! plan of the ids and keep the last few plans in a content-verified cache (a plan is reused only
 //! for ids equal to those it was built from), so training on a fixed graph plans its edges once;
-//! see [`cpu::set_plan_cache_capacity`] and [`cpu::plan_cache_stats`]. Each wgpu call runs a small kernel that
+//! see [`cpu::set_plan_cache_capacity`] and [`cpu::plan_cache_stats`]. On Linux, Flex's kernel
+//! outputs of [`cpu::POOLED_OUTPUT_BYTES`] or more come from a pool of huge-page blocks that a
+//! tensor gives back when dropped, so a training loop stops faulting in and clearing fresh pages
+//! at every step; see [`cpu::set_output_pool_capacity`] and [`cpu::output_pool_stats`]. Each wgpu call runs a small kernel that
 //! flags unsorted ids and one that finds the segment offsets of sorted ids, then launches both
 //! strategies; the flag, read on the device, lets one of them work and the other return at once,
 //! so the host never waits:
