@@ -6,9 +6,10 @@
 //! shootdown when the tensor is dropped. Training calls the same kernels on tensors of the same
 //! shapes at every step, so on Linux the outputs of the Flex backend that are
 //! [`POOLED_OUTPUT_BYTES`] or larger come from a pool instead: blocks of whole 2 MiB pages
-//! (advised `MADV_HUGEPAGE`), handed to the tensor through a Burn [`Bytes`] whose controller
-//! gives the block back to the pool when the tensor (and every clone of it) is dropped. The
-//! next output of the same rounded size takes it, already faulted in.
+//! (advised `MADV_HUGEPAGE`), handed to the tensor through Burn
+//! [`Bytes`](burn::tensor::Bytes) whose controller gives the block back to the pool when the
+//! tensor (and every clone of it) is dropped. The next output of the same rounded size takes
+//! it, already faulted in.
 //!
 //! The pool is shared by all threads, keeps at most [`DEFAULT_OUTPUT_POOL_BYTES`] of idle
 //! blocks unless told otherwise ([`set_output_pool_capacity`]; 0 turns the recycling off), and
