@@ -115,7 +115,8 @@ pub(crate) fn output<T: Copy + Send + Sync>(alloc: Alloc, len: usize, init: T) -
         return Out::Vec(v);
     }
     // Filled in parallel: the first write faults each page in, and the system clears it then.
-    let mut v = output_unwritten(alloc, len);
+    // (The pool did not serve this output above, so a `Vec` it is.)
+    let mut v = output_unwritten(Alloc::Vec, len);
     v.par_chunks_mut(FILL_CHUNK).for_each(|c| c.iter_mut().for_each(|x| _ = x.write(init)));
     // SAFETY: every element was written just above.
     unsafe { assume_written(v) }
