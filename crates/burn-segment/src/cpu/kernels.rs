@@ -694,6 +694,15 @@ impl<T> RowsPtr<T> {
         unsafe { core::slice::from_raw_parts_mut(self.0.add(r * d), d) }
     }
 
+    /// Writes `x` over row `r` (of width `x.len()`), which may hold no values yet.
+    ///
+    /// # Safety
+    /// As for [`row`](Self::row), and `x` must not overlap the buffer.
+    unsafe fn write_row(&self, r: usize, x: &[T]) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { core::ptr::copy_nonoverlapping(x.as_ptr(), self.0.add(r * x.len()), x.len()) }
+    }
+
     /// Hints the CPU to load row `r` (of width `d`); touches no memory.
     #[inline(always)]
     fn prefetch(&self, r: usize, d: usize) {
@@ -712,35 +721,60 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
 
 /// [`softmax`] with its output from `alloc`.
 pub(crate) fn softmax_out<T: FloatElem>(alloc: Alloc, data: &[T], d: usize, plan: &CsrPlan) -> Out<T> {
-    let mut out = output(alloc, data.len(), T::ZERO);
-    softmax_into(Simd::detect(), Some(data), &mut out, d, plan);
-    out
+    // Every row belongs to a segment, whose task copies it in before working on it: no fill
+    // pass over the output first (a recycled pooled block would need one).
+    // Every row belongs to one segment of the plan: checked, since the output is read as
+    // written only if every row was.
+    assert!(
+        d == 0 || plan.offsets[plan.num_segments()] * d == data.len(),
+        "burn-segment: softmax data has {} elements, not the plan's {} rows of {d}",
+        data.len(),
+        plan.offsets[plan.num_segments()]
+    );
+    let mut out = output_unwritten::<T>(alloc, data.len());
+    // SAFETY: `src` is given, so `out` needs no values.
+    unsafe { softmax_into(Simd::detect(), Some(data), &mut out, d, plan) };
+    // SAFETY: `softmax_into` copied every row of `src` into `out` before normalising it, and
+    // the plan's segments hold every row (checked above; with `d == 0` there are no elements).
+    unsafe { assume_written(out) }
 }
 
 /// [`softmax`] written over its input: no output to allocate, and so no fresh pages for the
 /// system to clear (a fifth to a quarter of a large out-of-place softmax's time in profiles).
 /// The same results.
 pub fn softmax_in_place<T: FloatElem>(data: &mut [T], d: usize, plan: &CsrPlan) {
-    softmax_into(Simd::detect(), None, data, d, plan)
+    // SAFETY: `data` holds values, and `softmax_into` writes only values over them.
+    unsafe { softmax_into(Simd::detect(), None, as_uninit_mut(data), d, plan) }
+}
+
+/// `values` seen as slots that may be written (only with values, which keeps them valid).
+fn as_uninit_mut<T>(values: &mut [T]) -> &mut [MaybeUninit<T>] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and every `T` is a valid `MaybeUninit<T>`;
+    // the slots are only ever written with values through the returned slice.
+    unsafe { &mut *(values as *mut [T] as *mut [MaybeUninit<T>]) }
 }
 
 /// Softmax of `src`'s rows into `out`, or of `out`'s own rows where `src` is `None`, with the
 /// per-segment body compiled for `simd`.
-fn softmax_into<T: FloatElem>(simd: Simd, src: Option<&[T]>, out: &mut [T], d: usize, plan: &CsrPlan) {
+///
+/// # Safety
+/// Where `src` is `None`, every element of `out` must hold a value (it is the input). Where
+/// `src` is given, `out` may hold none: each row is written from `src` before it is read.
+unsafe fn softmax_into<T: FloatElem>(simd: Simd, src: Option<&[T]>, out: &mut [MaybeUninit<T>], d: usize, plan: &CsrPlan) {
     let rows = out.len().checked_div(d).unwrap_or(0);
     debug_assert_eq!(plan.offsets[plan.num_segments()], rows);
     debug_assert!(src.is_none_or(|src| src.len() == out.len()));
     if d == 0 || rows == 0 {
         return;
     }
-    let ptr = RowsPtr(out.as_mut_ptr());
+    let ptr = RowsPtr(out.as_mut_ptr() as *mut T);
     let min_len = plan.min_len(d);
     (0..plan.num_segments()).into_par_iter().with_min_len(min_len).for_each_init(
         || vec![T::ZERO; 2 * d],
         |scratch, s| {
             // SAFETY: `ptr` is `out`, `rows × d` long, which `src` (a shared borrow) cannot
             // overlap, and this task is the only one that handles segment `s`, so no other
-            // touches its rows.
+            // touches its rows; without `src` they hold values (this function's contract).
             unsafe { softmax_segment_simd(simd, src, d, plan, s, scratch, ptr) };
         },
     );
@@ -753,7 +787,8 @@ fn softmax_into<T: FloatElem>(simd: Simd, src: Option<&[T]>, out: &mut [T], d: u
 /// # Safety
 /// `ptr` must point to a buffer of `plan`'s rows × `d` elements whose rows of segment `s` no
 /// other live reference touches (each task of [`softmax`] writes its own segments' rows), and
-/// `src`, if given, must not overlap it.
+/// `src`, if given, must not overlap it. Without `src`, the rows must hold values; with it,
+/// they need not (each is written from `src` before it is read).
 #[inline(always)]
 unsafe fn softmax_segment<T: FloatElem>(
     src: Option<&[T]>,
@@ -787,7 +822,7 @@ unsafe fn softmax_segment<T: FloatElem>(
         Some(src) => plan.for_rows_prefetch_to::<TO_L1, T>(s, src, d, |r| {
             let x = &src[r * d..(r + 1) * d];
             fold(shift, x);
-            unsafe { ptr.row(r, d) }.copy_from_slice(x);
+            unsafe { ptr.write_row(r, x) };
         }),
         None => plan.for_rows_ahead(s, |ahead| ptr.prefetch(ahead, d), |r| fold(shift, unsafe { ptr.row(r, d) })),
     }
@@ -1139,10 +1174,12 @@ mod tests {
             // Every instruction set this CPU has, in place and not: the same bits.
             for level in [Level::Base, Level::Avx2, Level::Avx512] {
                 let mut got = vec![0.0; data.len()];
-                softmax_into(Simd::detect().at_most(level), Some(&data), &mut got, d, &plan);
+                // SAFETY: with `src` given, `got` needs no values (it holds zeros anyway).
+                unsafe { softmax_into(Simd::detect().at_most(level), Some(&data), as_uninit_mut(&mut got), d, &plan) };
                 assert_eq!(bits(&got), bits(&want), "{level:?}, shuffled: {shuffled}");
                 let mut got = data.clone();
-                softmax_into(Simd::detect().at_most(level), None, &mut got, d, &plan);
+                // SAFETY: `got` holds the input's values.
+                unsafe { softmax_into(Simd::detect().at_most(level), None, as_uninit_mut(&mut got), d, &plan) };
                 assert_eq!(bits(&got), bits(&want), "{level:?} in place, shuffled: {shuffled}");
             }
         }
