@@ -99,31 +99,26 @@ impl<T: Copy> Out<T> {
 /// to `madvise` or `always`).
 pub(crate) fn output<T: Copy + Send + Sync>(alloc: Alloc, len: usize, init: T) -> Out<T> {
     let bytes = len * size_of::<T>();
-    if let Some((block, zeroed)) = pool::take(alloc, bytes) {
-        let mut out = Out::Pooled(Pooled::new(block, len));
-        if !(zeroed && is_zero_bits(&init)) {
-            fill(&mut out, init);
+    let zero = is_zero_bits(&init);
+    let (mut out, zeroed) = match pool::take(alloc, bytes) {
+        Some((block, zeroed)) => (Out::Pooled(Pooled::new(block, len)), zeroed),
+        None if bytes < HUGE_OUTPUT => return Out::Vec(vec![init; len]),
+        None if zero => {
+            let mut v = vec![init; len];
+            advise_huge_pages(v.as_mut_ptr() as *mut u8, bytes);
+            return Out::Vec(v);
         }
-        return out;
+        // The pool did not serve this output, so a `Vec` it is.
+        None => (output_unwritten(Alloc::Vec, len), false),
+    };
+    if !(zeroed && zero) {
+        // Filled in parallel: on fresh pages the first write faults each one in, and the
+        // system clears it then.
+        out.par_chunks_mut(FILL_CHUNK).for_each(|c| c.iter_mut().for_each(|x| _ = x.write(init)));
     }
-    if bytes < HUGE_OUTPUT {
-        return Out::Vec(vec![init; len]);
-    }
-    if is_zero_bits(&init) {
-        let mut v = vec![init; len];
-        advise_huge_pages(v.as_mut_ptr() as *mut u8, bytes);
-        return Out::Vec(v);
-    }
-    // Filled in parallel: the first write faults each page in, and the system clears it then.
-    // (The pool did not serve this output above, so a `Vec` it is.)
-    let mut v = output_unwritten(Alloc::Vec, len);
-    v.par_chunks_mut(FILL_CHUNK).for_each(|c| c.iter_mut().for_each(|x| _ = x.write(init)));
-    // SAFETY: every element was written just above.
-    unsafe { assume_written(v) }
-}
-
-fn fill<T: Copy + Send + Sync>(out: &mut [T], init: T) {
-    out.par_chunks_mut(FILL_CHUNK).for_each(|c| c.fill(init));
+    // SAFETY: every element was written just above, or the block is a fresh (zeroed) mapping
+    // and `init` is all zero bits.
+    unsafe { assume_written(out) }
 }
 
 fn is_zero_bits<T: Copy>(x: &T) -> bool {
