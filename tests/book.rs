@@ -146,6 +146,9 @@ fn datasets_chapter() {
     .expect("symmetric probabilities");
     let ba = synthetic::barabasi_albert(1000, 3, 7).expect("m < n");
     assert_eq!(ba.num_edges(), 2 * 3 * (1000 - 3));
+    // A ring of 1000 nodes joined to their 10 nearest, 10 % of the edges rewired at random.
+    let ws = synthetic::watts_strogatz(1000, 10, 0.1, 7).expect("even k < n");
+    assert_eq!(ws.num_edges(), 1000 * 10);
     assert_eq!(er, synthetic::erdos_renyi(1000, 0.01, false, 7).unwrap());
     let x = synthetic::random_features(1000, 16, 7, &device);
     let g = sbm.graph(Some(x), &device).expect("valid");

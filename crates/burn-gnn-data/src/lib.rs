@@ -12,8 +12,8 @@
 //! cache directory, verified before they are kept.
 //!
 //! [`KarateClub`] is embedded (no download), [`synthetic`] generates seeded random graphs
-//! (Erdős–Rényi, stochastic block model, Barabási–Albert) for tests and benchmarks, and
-//! [`Academic`] a heterogeneous citation graph with a planted signal.
+//! (Erdős–Rényi, stochastic block model, Barabási–Albert, Watts–Strogatz) for tests and
+//! benchmarks, and [`Academic`] a heterogeneous citation graph with a planted signal.
 //!
 //! Mini-batches for graphs too large for one step: [`NeighborLoader`] (GraphSAGE neighbour
 //! sampling, seeded and thread-count independent) and [`RandomPartitionLoader`] (Cluster-GCN

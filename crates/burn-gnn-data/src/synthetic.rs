@@ -1,5 +1,5 @@
 //! Seeded random graphs for tests and benchmarks: Erdős–Rényi, stochastic block model,
-//! Barabási–Albert.
+//! Barabási–Albert, Watts–Strogatz.
 //!
 //! Every generator is deterministic in its seed on every platform and release (its random
 //! stream is [`SplitMix64`], defined here, not a dependency's), and runs in time linear in
@@ -296,6 +296,91 @@ pub fn barabasi_albert(num_nodes: usize, m: usize, seed: u64) -> Result<Syntheti
         }
     }
     Ok(SyntheticGraph::from_pairs(num_nodes, pairs, true))
+}
+
+/// A Watts–Strogatz small-world graph (undirected), as networkx's `watts_strogatz_graph`
+/// ([Watts & Strogatz, 1998](https://doi.org/10.1038/30918)): a ring lattice in which node `u`
+/// is joined to the `k / 2` nodes after it (`u + 1, …, u + k/2`, modulo `num_nodes`), hence to
+/// its `k` nearest neighbours; then each lattice edge `(u, u + j)`, for `j = 1..=k/2` and `u`
+/// in order, is rewired with probability `p` to `(u, w)`, `w` uniform over the nodes that are
+/// neither `u` nor already joined to `u` (kept when `u` is joined to every other node).
+/// `num_nodes · k / 2` undirected edges whatever `p`.
+///
+/// With a small `p` most edges join nodes whose ids are close: the locality of a mesh or of a
+/// graph whose nodes were numbered along its structure, with a few long-range edges. `p = 0`
+/// is the lattice itself, `p = 1` close to a random graph of the same degree.
+///
+/// # Errors
+/// Odd `k` (networkx silently uses `k − 1`), `k >= num_nodes` (for `k > 0`), `p` outside
+/// `[0, 1]`, or more than `u32::MAX` nodes.
+pub fn watts_strogatz(
+    num_nodes: usize,
+    k: usize,
+    p: f64,
+    seed: u64,
+) -> Result<SyntheticGraph, DataError> {
+    check_probability(p, "p")?;
+    if k % 2 == 1 || (k > 0 && k >= num_nodes) {
+        return Err(DataError::InvalidArgument(format!(
+            "Watts–Strogatz needs an even k < num_nodes (k / 2 neighbours on each side), got k = {k}, num_nodes = {num_nodes}"
+        )));
+    }
+    if num_nodes > u32::MAX as usize {
+        return Err(DataError::InvalidArgument(format!(
+            "Watts–Strogatz supports up to {} nodes, got {num_nodes}",
+            u32::MAX
+        )));
+    }
+    let n = num_nodes;
+    let half = k / 2;
+    // Adjacency lists; degrees stay close to k, so membership is a short scan.
+    let mut adj: Vec<Vec<u32>> = (0..n)
+        .map(|u| {
+            let mut a = Vec::with_capacity(k);
+            a.extend((1..=half).map(|j| ((u + j) % n) as u32));
+            a.extend((1..=half).map(|j| ((u + n - j) % n) as u32));
+            a
+        })
+        .collect();
+    let mut rng = SplitMix64::new(seed);
+    for j in 1..=half {
+        for u in 0..n {
+            if rng.next_f64() >= p {
+                continue;
+            }
+            let v = ((u + j) % n) as u32;
+            if adj[u].len() >= n - 1 {
+                continue;
+            }
+            let w = loop {
+                let w = rng.below(n as u64) as u32;
+                if w as usize != u && !adj[u].contains(&w) {
+                    break w;
+                }
+            };
+            // The lattice edge (u, v) is still there: only this step removes it (another
+            // node's step removes (x, x + j') with x + j' = u only if j + j' is a multiple of
+            // num_nodes, and j + j' <= k < num_nodes).
+            if let Some(at) = adj[u].iter().position(|&x| x == v) {
+                adj[u].swap_remove(at);
+            }
+            if let Some(back) = adj[v as usize].iter().position(|&x| x as usize == u) {
+                adj[v as usize].swap_remove(back);
+            }
+            adj[u].push(w);
+            adj[w as usize].push(u as u32);
+        }
+    }
+    let pairs: Vec<(u64, u64)> = adj
+        .iter()
+        .enumerate()
+        .flat_map(|(u, a)| {
+            a.iter()
+                .filter(move |&&w| (w as usize) > u)
+                .map(move |&w| (u as u64, u64::from(w)))
+        })
+        .collect();
+    Ok(SyntheticGraph::from_pairs(n, pairs, true))
 }
 
 /// `[rows, cols]` standard normal features from `seed` (for benchmarks and tests).

@@ -258,6 +258,64 @@ fn barabasi_albert_is_preferential() {
 }
 
 #[test]
+fn watts_strogatz_rewires_a_ring_lattice() {
+    let (n, k) = (2000usize, 10usize);
+    // Ring distance between two node ids.
+    let ring = |s: i64, r: i64| {
+        let d = (s - r).unsigned_abs() as usize;
+        d.min(n - d)
+    };
+    // p = 0 is the lattice: each node joined to exactly the k nodes within distance k / 2.
+    let lattice = synthetic::watts_strogatz(n, k, 0.0, 1).unwrap();
+    check_simple(&lattice, true);
+    assert_eq!(lattice.num_edges(), n * k);
+    assert!(
+        lattice
+            .senders
+            .iter()
+            .zip(&lattice.receivers)
+            .all(|(&s, &r)| ring(s, r) <= k / 2)
+    );
+    for p in [0.2, 1.0] {
+        let g = synthetic::watts_strogatz(n, k, p, 7).unwrap();
+        check_simple(&g, true);
+        assert_eq!(g.num_edges(), n * k, "rewiring keeps the edge count");
+        // Each of the n·k/2 lattice edges is rewired with probability p to a node drawn
+        // uniformly, which lands beyond distance k / 2 with probability about 1 − k / n.
+        let long = g
+            .senders
+            .iter()
+            .zip(&g.receivers)
+            .filter(|&(&s, &r)| ring(s, r) > k / 2)
+            .count()
+            / 2;
+        let trials = (n * k / 2) as f64;
+        let q = p * (1.0 - k as f64 / n as f64);
+        let (mean, sd) = (trials * q, (trials * q * (1.0 - q)).sqrt().max(1.0));
+        assert!(
+            (long as f64 - mean).abs() < 5.0 * sd,
+            "p = {p}: {long} long-range edges, expected {mean:.0} ± {sd:.0}"
+        );
+        assert_eq!(g, synthetic::watts_strogatz(n, k, p, 7).unwrap(), "seeded");
+        assert_ne!(g, synthetic::watts_strogatz(n, k, p, 8).unwrap());
+    }
+    // A tiny ring where rewiring must skip full nodes: k = n − 2 leaves one free partner each.
+    let g = synthetic::watts_strogatz(6, 4, 1.0, 3).unwrap();
+    check_simple(&g, true);
+    assert_eq!(g.num_edges(), 6 * 4);
+    assert_eq!(synthetic::watts_strogatz(0, 0, 0.5, 1).unwrap().num_edges(), 0);
+    for (n, k, p) in [(10, 3, 0.1), (10, 10, 0.1), (4, 6, 0.1), (10, 4, 1.5), (10, 4, f64::NAN)] {
+        assert!(
+            matches!(
+                synthetic::watts_strogatz(n, k, p, 1),
+                Err(DataError::InvalidArgument(_))
+            ),
+            "n = {n}, k = {k}, p = {p}"
+        );
+    }
+}
+
+#[test]
 fn features_and_graphs_are_built() {
     let device = Device::flex();
     let g = synthetic::erdos_renyi(30, 0.2, false, 1).unwrap();
