@@ -81,7 +81,9 @@
 //! see [`cpu::set_plan_cache_capacity`] and [`cpu::plan_cache_stats`]. On Linux, Flex's kernel
 //! outputs of [`cpu::POOLED_OUTPUT_BYTES`] or more come from a pool of huge-page blocks that a
 //! tensor gives back when dropped, so a training loop stops faulting in and clearing fresh pages
-//! at every step; see [`cpu::set_output_pool_capacity`] and [`cpu::output_pool_stats`]. Each wgpu call runs a small kernel that
+//! at every step; see [`cpu::set_output_pool_capacity`] and [`cpu::output_pool_stats`]. Burn's
+//! own ops allocate through the global allocator; [`cpu::retain_freed_memory`] (opt-in, glibc)
+//! has it reuse freed memory for large blocks too. Each wgpu call runs a small kernel that
 //! flags unsorted ids and one that finds the segment offsets of sorted ids, then launches both
 //! strategies; the flag, read on the device, lets one of them work and the other return at once,
 //! so the host never waits:

@@ -1,11 +1,13 @@
 //! CPU kernels: written once over slices ([`kernels`]), adapted to NdArray and Flex through the
 //! small `CpuTensor` trait (crate-private).
 
+mod heap;
 pub mod kernels;
 mod output;
 mod plan_cache;
 pub(crate) mod simd;
 
+pub use heap::retain_freed_memory;
 pub use output::{clear_output_pool, output_pool_stats, set_output_pool_capacity, OutputPoolStats, DEFAULT_OUTPUT_POOL_BYTES, POOLED_OUTPUT_BYTES};
 pub use plan_cache::{clear_plan_cache, plan_cache_stats, set_plan_cache_capacity, PlanCacheStats, DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES};
 
