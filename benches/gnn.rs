@@ -10,15 +10,23 @@
 //! - `conv/{gcn,gat,sage}/E=…`: one layer's forward + backward (`sum` of the output) on a
 //!   directed Erdős–Rényi graph with `E` edges, `N = E / 10` nodes and 64 → 64 features (GAT: 8
 //!   heads of 8), receiver-sorted as the examples keep them; throughput in edges. Sizes 1e5,
-//!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them). After each size it prints the CPU plan cache's
-//!   counters so far (hits, misses = plans built, plans held), which tell whether a size's
-//!   plans stayed cached across steps, and the CPU output pool's (hits = outputs that reused a
-//!   block, misses = blocks mapped, idle MiB held).
+//!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them), and the same on a Watts–Strogatz small-world
+//!   graph (`conv/{gcn,gat,sage}/small_world_p=0.1/E=…`: `N = E / 10` nodes on a ring, each
+//!   joined to its 10 nearest, a tenth of those edges rewired to uniform nodes), whose senders
+//!   are mostly near their receivers as in a mesh or a locality-ordered graph.
+//!   `GNN_BENCH_GRAPHS` picks the families (`er`, `small_world`; both by default) and
+//!   `GNN_BENCH_SMALL_WORLD_P` the rewiring probability. After each size it prints the CPU
+//!   plan cache's counters so far (hits, misses = plans built, plans held), which tell whether
+//!   a size's plans stayed cached across steps, and the CPU output pool's (hits = outputs that
+//!   reused a block, misses = blocks mapped, idle MiB held).
 //!
 //! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray; `GNN_BENCH_PLAN_CACHE=0` turns
 //! off the CPU kernels' CSR plan cache, so that every step plans its edges anew (the cache is on
 //! by default, as in training); `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
 //! every large kernel output is mapped afresh (see `burn_segment::cpu::set_output_pool_capacity`).
+//! The bench calls `burn_segment::cpu::retain_freed_memory` first, as a program training on
+//! large graphs would, so that the tensors of Burn's own ops reuse freed memory;
+//! `GNN_BENCH_RETAIN_FREED=0` leaves glibc's defaults (fresh mappings for blocks over 32 MiB).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -29,7 +37,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::Planetoid;
-use burn_gnn_data::synthetic::{SplitMix64, erdos_renyi};
+use burn_gnn_data::synthetic::{SplitMix64, erdos_renyi, watts_strogatz};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 use burn_gnn_nn::{Gat, GatConvConfig, Gcn, GcnConvConfig, SageConvConfig, StackConfig};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -40,6 +48,9 @@ fn base() -> Device {
     }
     if std::env::var("GNN_BENCH_OUTPUT_POOL").as_deref() == Ok("0") {
         burn_segment::cpu::set_output_pool_capacity(0);
+    }
+    if std::env::var("GNN_BENCH_RETAIN_FREED").as_deref() != Ok("0") {
+        burn_segment::cpu::retain_freed_memory();
     }
     match std::env::var("GNN_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]
@@ -175,11 +186,37 @@ fn cora_epoch(crit: &mut Criterion) {
     group.finish();
 }
 
+/// A synthetic graph family of the `conv` group.
+enum Graph {
+    /// Directed `G(n, p)`: senders uniform over all nodes.
+    ErdosRenyi,
+    /// Watts–Strogatz with `k = 10` and this rewiring probability.
+    SmallWorld(f64),
+}
+
+/// The families `GNN_BENCH_GRAPHS` names (comma-separated `er`, `small_world`), by default
+/// both; `small_world`'s rewiring probability is `GNN_BENCH_SMALL_WORLD_P` (default 0.1).
+fn graphs() -> Vec<Graph> {
+    let p: f64 = std::env::var("GNN_BENCH_SMALL_WORLD_P")
+        .map(|v| v.parse().expect("GNN_BENCH_SMALL_WORLD_P: a probability"))
+        .unwrap_or(0.1);
+    std::env::var("GNN_BENCH_GRAPHS")
+        .unwrap_or_else(|_| "er,small_world".into())
+        .split(',')
+        .map(|name| match name.trim() {
+            "er" => Graph::ErdosRenyi,
+            "small_world" => Graph::SmallWorld(p),
+            other => panic!("unknown GNN_BENCH_GRAPHS entry {other:?} (er, small_world)"),
+        })
+        .collect()
+}
+
 fn conv(crit: &mut Criterion) {
     let max_e: usize = std::env::var("GNN_BENCH_MAX_E")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000_000);
+    let kinds = graphs();
     let device = base().autodiff();
     let d = 64;
     let mut group = crit.benchmark_group("conv");
@@ -191,45 +228,56 @@ fn conv(crit: &mut Criterion) {
             continue;
         }
         let n = e / 10;
-        let g = erdos_renyi(n, e as f64 / (n as f64 * (n - 1) as f64), true, 1).expect("valid");
-        let graph = GraphsTuple::from_coo(&g.senders, &g.receivers, n, &device)
-            .expect("valid")
-            .sort_by_receiver();
-        let edges = g.senders.len();
-        drop(g);
-        let mut rng = SplitMix64::new(2);
-        let x: Vec<f32> = (0..n * d).map(|_| rng.normal() as f32).collect();
-        let x = Tensor::<2>::from_data(TensorData::new(x, [n, d]), &device);
-        group.throughput(Throughput::Elements(edges as u64));
-        let id = |name: &str| BenchmarkId::new(name, format!("E={edges}"));
-        let gcn = GcnConvConfig::new(d, d).init(&device);
-        let norm = gcn.normalization(&graph, None);
-        group.bench_function(id("gcn"), |b| {
-            b.iter(|| black_box(gcn.forward_normalized(x.clone(), &norm).sum().backward()))
-        });
-        let gat = GatConvConfig::new(d, d / 8).with_heads(8).init(&device);
-        group.bench_function(id("gat"), |b| {
-            b.iter(|| black_box(gat.forward(x.clone(), &graph).sum().backward()))
-        });
-        let sage = SageConvConfig::new(d, d).init(&device).expect("valid");
-        group.bench_function(id("sage"), |b| {
-            b.iter(|| black_box(sage.forward(x.clone(), &graph).sum().backward()))
-        });
-        // Whether the plans of this size stayed cached across steps (misses = plans built).
-        let cache = burn_segment::cpu::plan_cache_stats();
-        // And how many large outputs reused a pooled block (misses = blocks mapped).
-        let pool = burn_segment::cpu::output_pool_stats();
-        println!(
-            "conv E={edges}: plan cache {} hits, {} misses so far, {} plans in {} MiB; \
+        for kind in &kinds {
+            let (g, prefix) = match kind {
+                Graph::ErdosRenyi => (
+                    erdos_renyi(n, e as f64 / (n as f64 * (n - 1) as f64), true, 1).expect("valid"),
+                    String::new(),
+                ),
+                Graph::SmallWorld(p) => (
+                    watts_strogatz(n, 10, *p, 1).expect("valid"),
+                    format!("small_world_p={p}/"),
+                ),
+            };
+            let graph = GraphsTuple::from_coo(&g.senders, &g.receivers, n, &device)
+                .expect("valid")
+                .sort_by_receiver();
+            let edges = g.senders.len();
+            drop(g);
+            let mut rng = SplitMix64::new(2);
+            let x: Vec<f32> = (0..n * d).map(|_| rng.normal() as f32).collect();
+            let x = Tensor::<2>::from_data(TensorData::new(x, [n, d]), &device);
+            group.throughput(Throughput::Elements(edges as u64));
+            let id = |name: &str| BenchmarkId::new(name, format!("{prefix}E={edges}"));
+            let gcn = GcnConvConfig::new(d, d).init(&device);
+            let norm = gcn.normalization(&graph, None);
+            group.bench_function(id("gcn"), |b| {
+                b.iter(|| black_box(gcn.forward_normalized(x.clone(), &norm).sum().backward()))
+            });
+            let gat = GatConvConfig::new(d, d / 8).with_heads(8).init(&device);
+            group.bench_function(id("gat"), |b| {
+                b.iter(|| black_box(gat.forward(x.clone(), &graph).sum().backward()))
+            });
+            let sage = SageConvConfig::new(d, d).init(&device).expect("valid");
+            group.bench_function(id("sage"), |b| {
+                b.iter(|| black_box(sage.forward(x.clone(), &graph).sum().backward()))
+            });
+            // Whether the plans of this size stayed cached across steps (misses = plans built).
+            let cache = burn_segment::cpu::plan_cache_stats();
+            // And how many large outputs reused a pooled block (misses = blocks mapped).
+            let pool = burn_segment::cpu::output_pool_stats();
+            println!(
+                "conv {prefix}E={edges}: plan cache {} hits, {} misses so far, {} plans in {} MiB; \
              output pool {} hits, {} misses, {} MiB idle",
-            cache.hits,
-            cache.misses,
-            cache.entries,
-            cache.bytes >> 20,
-            pool.hits,
-            pool.misses,
-            pool.bytes >> 20
-        );
+                cache.hits,
+                cache.misses,
+                cache.entries,
+                cache.bytes >> 20,
+                pool.hits,
+                pool.misses,
+                pool.bytes >> 20
+            );
+        }
     }
     group.finish();
 }
