@@ -31,7 +31,11 @@
 //!
 //! Divide a segment figure by the triad figure for the fraction of memory bandwidth.
 //! `SEGMENT_BENCH_OUTPUT_POOL=0` turns off the CPU output pool
-//! ([`burn_segment::cpu::set_output_pool_capacity`]), so that every call maps fresh outputs.
+//! ([`burn_segment::cpu::set_output_pool_capacity`]), so that every call's large outputs come
+//! from the global allocator. The bench calls [`burn_segment::cpu::retain_freed_memory`] first,
+//! as a program training on large graphs would (outputs over the pool's capacity, and the
+//! inputs, then reuse freed heap memory); `SEGMENT_BENCH_RETAIN_FREED=0` leaves glibc's
+//! defaults (a fresh mapping for each block over 32 MiB).
 //! `SEGMENT_BENCH_MAX_E` (default 10000000) caps E; `SEGMENT_BENCH_BACKEND=ndarray` switches the
 //! backend, and `SEGMENT_BENCH_BACKEND=wgpu` (build with `--features wgpu`) runs the same sizes
 //! on the wgpu kernels with i32 ids (wgpu's default int), waiting for the device after each call:
@@ -55,6 +59,9 @@ fn lcg(state: &mut u64) -> u64 {
 fn device() -> Device {
     if std::env::var("SEGMENT_BENCH_OUTPUT_POOL").as_deref() == Ok("0") {
         burn_segment::cpu::set_output_pool_capacity(0);
+    }
+    if std::env::var("SEGMENT_BENCH_RETAIN_FREED").as_deref() != Ok("0") {
+        burn_segment::cpu::retain_freed_memory();
     }
     match std::env::var("SEGMENT_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]

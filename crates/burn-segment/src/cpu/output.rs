@@ -13,7 +13,8 @@
 //!
 //! The pool is shared by all threads, keeps at most [`DEFAULT_OUTPUT_POOL_BYTES`] of idle
 //! blocks unless told otherwise ([`set_output_pool_capacity`]; 0 turns the recycling off), and
-//! unmaps the blocks it has held longest first. Blocks in use by tensors do not count: the pool
+//! unmaps the blocks it has held longest first. An output larger than that capacity is left to
+//! the global allocator, like a small one. Blocks in use by tensors do not count: the pool
 //! only ever holds memory that no tensor holds. [`clear_output_pool`] unmaps every idle block.
 //! Results do not depend on the pool: a recycled block is overwritten (or filled) before the
 //! kernel returns it.
@@ -288,7 +289,9 @@ pub fn output_pool_stats() -> OutputPoolStats {
 
 /// Sets the most bytes of idle output blocks the pool keeps (default
 /// [`DEFAULT_OUTPUT_POOL_BYTES`]); blocks over the new capacity are unmapped at once, oldest
-/// first. 0 turns the recycling off: every large output maps a fresh block, unmapped on drop.
+/// first. Outputs larger than the capacity come from the global allocator, so 0 turns the
+/// recycling off (with glibc's defaults each output over 32 MiB is then mapped afresh and
+/// unmapped on drop; see [`retain_freed_memory`](super::retain_freed_memory)).
 pub fn set_output_pool_capacity(bytes: usize) {
     pool::set_capacity(bytes)
 }
@@ -365,6 +368,11 @@ mod tests {
         // Other threads may give blocks back meanwhile, but none is kept at capacity 0.
         assert_eq!((output_pool_stats().bytes, output_pool_stats().blocks), (0, 0));
         assert_eq!(output_pool_stats().capacity, 0);
+        // An output the pool could never keep comes from the global allocator.
+        let over = output(Alloc::Pool, len, 3i64);
+        assert!(matches!(over, Out::Vec(_)), "an output over the capacity is a Vec");
+        assert!(over.iter().all(|&x| x == 3));
+        drop(over);
         set_output_pool_capacity(DEFAULT_OUTPUT_POOL_BYTES);
         let out = output(Alloc::Pool, len, 0i64);
         drop(out);

@@ -112,8 +112,8 @@ impl Pool {
 
 /// A block for an output of `bytes` bytes with whether it is fresh (zeroed): a recycled idle
 /// block of the same rounded size when there is one, else a new mapping. `None` where the pool
-/// does not serve this output (a `Vec` output, or one under [`POOLED_OUTPUT_BYTES`]) or the
-/// system refused a mapping (the caller falls back to a `Vec`).
+/// does not serve this output (a `Vec` output, one under [`POOLED_OUTPUT_BYTES`], or one over
+/// the pool's capacity) or the system refused a mapping (the caller falls back to a `Vec`).
 pub(crate) fn take(alloc: Alloc, bytes: usize) -> Option<(Block, bool)> {
     if alloc != Alloc::Pool || bytes < POOLED_OUTPUT_BYTES {
         return None;
@@ -121,6 +121,12 @@ pub(crate) fn take(alloc: Alloc, bytes: usize) -> Option<(Block, bool)> {
     let size = bytes.checked_next_multiple_of(PAGE)?;
     {
         let mut pool = lock();
+        // A block the pool could never keep is the global allocator's to serve: with glibc's
+        // defaults that is a fresh mapping as well, but a process that retains freed memory
+        // (`retain_freed_memory`) reuses its heap for it.
+        if size > pool.capacity {
+            return None;
+        }
         // The most recently returned block of the size: its pages are the likeliest in cache.
         if let Some(i) = pool.idle.iter().rposition(|b| b.size == size) {
             let block = pool.idle.remove(i).expect("the position was just found");
