@@ -9,7 +9,7 @@ use core::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::output::{Alloc, Out, assume_written, output, output_unwritten};
+use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::simd::{Level, Simd, simd_dispatch};
 use crate::SegmentExtreme as Extreme;
 
@@ -1073,9 +1073,18 @@ impl<T: FloatElem> Attention<'_, T> {
     /// [`backward`](Self::backward) with its output from `alloc`.
     pub(crate) fn backward_out(&self, alloc: Alloc, alpha: &[T], grad: &[T], plan: &CsrPlan) -> Out<T> {
         let h = self.heads;
-        let mut out = output(alloc, alpha.len(), T::ZERO);
+        // Every edge belongs to one receiver of the plan: checked, since the output is read as
+        // written only if every row was (no fill pass first).
+        assert!(
+            plan.offsets[plan.num_segments()] * h == alpha.len(),
+            "burn-segment: attention gradient has {} elements, not the plan's {} edges of {h} heads",
+            alpha.len(),
+            plan.offsets[plan.num_segments()]
+        );
+        let mut out = output_unwritten::<T>(alloc, alpha.len());
         if h == 0 || alpha.is_empty() {
-            return out;
+            // SAFETY: no elements.
+            return unsafe { assume_written(out) };
         }
         let ptr = RowsPtr(out.as_mut_ptr());
         (0..plan.num_segments()).into_par_iter().with_min_len(plan.min_len(h)).for_each_init(
@@ -1099,16 +1108,18 @@ impl<T: FloatElem> Attention<'_, T> {
                         let (a, g) = (alpha[k], grad[k]);
                         let d = a.mul(g).sub(a.mul(total[k]));
                         let (x, masked) = Self::raw(rows, k);
-                        *o = if masked {
+                        o.write(if masked {
                             T::ZERO
                         } else {
                             T::pick(x < T::ZERO, d.mul(self.slope), d)
-                        };
+                        });
                     }
                 });
             },
         );
-        out
+        // SAFETY: the plan's receivers hold every edge (checked above), and each edge's row of
+        // `h` elements was written above.
+        unsafe { assume_written(out) }
     }
 }
 

@@ -16,8 +16,8 @@
 //! unmaps the blocks it has held longest first. An output larger than that capacity is left to
 //! the global allocator, like a small one. Blocks in use by tensors do not count: the pool
 //! only ever holds memory that no tensor holds. [`clear_output_pool`] unmaps every idle block.
-//! Results do not depend on the pool: a recycled block is overwritten (or filled) before the
-//! kernel returns it.
+//! Results do not depend on the pool: every kernel writes each element of its output (a
+//! recycled block holds the values of its last use until then) before it returns it.
 //!
 //! NdArray's tensors own a `Vec` and would copy a pooled block, so its outputs stay `Vec`s, as
 //! do the outputs of the public slice kernels in [`kernels`](super::kernels).
@@ -25,8 +25,6 @@
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ops::{Deref, DerefMut};
-
-use rayon::prelude::*;
 
 /// The default most bytes of idle blocks the output pool keeps: 1 GiB, which holds the outputs
 /// of one `segment_max` over 1e7 rows of 64 columns (768 MiB of values and i64 arguments) or of
@@ -40,9 +38,6 @@ pub const POOLED_OUTPUT_BYTES: usize = 4 << 20;
 
 /// Outputs of at least this many bytes ask for transparent huge pages (pooled or not).
 pub(crate) const HUGE_OUTPUT: usize = POOLED_OUTPUT_BYTES;
-
-/// Elements per rayon task when an output is filled.
-const FILL_CHUNK: usize = 1 << 16;
 
 /// Where a kernel's output is allocated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,52 +86,16 @@ impl<T: Copy> Out<T> {
     }
 }
 
-/// A kernel output of `len` copies of `init`.
-///
-/// A fresh mapping is already zero, so a zero output is allocated zeroed (no fill pass: its
-/// pages fault in on the kernel's first write); any other, and a recycled block, is filled in
-/// parallel. Outputs of [`HUGE_OUTPUT`] or more are advised `MADV_HUGEPAGE` before they are
-/// touched, so they fault in 2 MiB at a time (where the system's transparent huge pages are set
-/// to `madvise` or `always`).
-pub(crate) fn output<T: Copy + Send + Sync>(alloc: Alloc, len: usize, init: T) -> Out<T> {
-    let bytes = len * size_of::<T>();
-    let zero = is_zero_bits(&init);
-    let (mut out, zeroed) = match pool::take(alloc, bytes) {
-        Some((block, zeroed)) => (Out::Pooled(Pooled::new(block, len)), zeroed),
-        None if bytes < HUGE_OUTPUT => return Out::Vec(vec![init; len]),
-        None if zero => {
-            let mut v = vec![init; len];
-            advise_huge_pages(v.as_mut_ptr() as *mut u8, bytes);
-            return Out::Vec(v);
-        }
-        // The pool did not serve this output, so a `Vec` it is.
-        None => (output_unwritten(Alloc::Vec, len), false),
-    };
-    if !(zeroed && zero) {
-        // Filled in parallel: on fresh pages the first write faults each one in, and the
-        // system clears it then.
-        out.par_chunks_mut(FILL_CHUNK).for_each(|c| c.iter_mut().for_each(|x| _ = x.write(init)));
-    }
-    // SAFETY: every element was written just above, or the block is a fresh (zeroed) mapping
-    // and `init` is all zero bits.
-    unsafe { assume_written(out) }
-}
-
-fn is_zero_bits<T: Copy>(x: &T) -> bool {
-    // SAFETY: reads the `size_of::<T>()` bytes of a live `T` (the kernels' element types are
-    // plain numbers without padding).
-    let bytes = unsafe { core::slice::from_raw_parts(x as *const T as *const u8, size_of::<T>()) };
-    bytes.iter().all(|&b| b == 0)
-}
-
 /// A kernel output of `len` elements left unwritten, for a kernel that writes every one of
 /// them (empty segments included) before [`assume_written`] hands it on: no fill pass before
 /// the kernel's own, and fresh pages are faulted in (and cleared by the system) by the
-/// kernel's threads in parallel rather than by one thread filling them. Large outputs ask for
-/// huge pages as [`output`]'s do.
+/// kernel's threads in parallel rather than by one thread filling them. Outputs of
+/// [`HUGE_OUTPUT`] or more are advised `MADV_HUGEPAGE` before they are touched, so they fault
+/// in 2 MiB at a time (where the system's transparent huge pages are set to `madvise` or
+/// `always`).
 pub(crate) fn output_unwritten<T: Copy>(alloc: Alloc, len: usize) -> Out<MaybeUninit<T>> {
     let bytes = len * size_of::<T>();
-    if let Some((block, _)) = pool::take(alloc, bytes) {
+    if let Some(block) = pool::take(alloc, bytes) {
         return Out::Pooled(Pooled::new(block, len));
     }
     let mut v: Vec<MaybeUninit<T>> = Vec::with_capacity(len);
@@ -251,7 +210,7 @@ mod pool {
             match *self {}
         }
     }
-    pub(crate) fn take(_: Alloc, _: usize) -> Option<(Block, bool)> {
+    pub(crate) fn take(_: Alloc, _: usize) -> Option<Block> {
         None
     }
     pub(crate) fn give_back(block: Block) {
@@ -310,39 +269,46 @@ mod tests {
     /// set by one would unmap the block another expects back.
     static CAPACITY: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+    /// An output of `len` copies of `value`, written as a kernel writes its output.
+    fn filled<T: Copy>(alloc: Alloc, len: usize, value: T) -> Out<T> {
+        let mut out = output_unwritten::<T>(alloc, len);
+        out.iter_mut().for_each(|x| _ = x.write(value));
+        // SAFETY: every element was written just above.
+        unsafe { assume_written(out) }
+    }
+
     #[test]
-    fn outputs_hold_their_initial_value_at_every_size() {
-        // Below and above the huge-page size, zero (allocated zeroed) and non-zero (filled),
-        // as `Vec`s and from the pool.
+    fn outputs_hold_what_was_written_at_every_size() {
+        // Below and above the huge-page size, as `Vec`s and from the pool.
         for alloc in [Alloc::Vec, Alloc::Pool] {
             for len in [0, 1, 1000, HUGE_OUTPUT / 4 + 3, 3 * HUGE_OUTPUT / 4] {
-                for init in [0.0f32, -0.0, 1.0, f32::NEG_INFINITY] {
-                    let v = output(alloc, len, init);
-                    assert_eq!(v.len(), len);
-                    assert!(v.iter().all(|x| x.to_bits() == init.to_bits()), "{alloc:?} len {len} init {init}");
-                }
-                let ids = output(alloc, len / 4, -1i64);
-                assert!(ids.len() == len / 4 && ids.iter().all(|&i| i == -1));
+                let mut out = output_unwritten::<f32>(alloc, len);
+                assert_eq!(out.len(), len);
+                out.iter_mut().enumerate().for_each(|(i, x)| _ = x.write(i as f32 - 7.5));
+                // SAFETY: every element was written just above.
+                let out = unsafe { assume_written(out) };
+                assert!(out.iter().enumerate().all(|(i, &x)| x == i as f32 - 7.5), "{alloc:?} len {len}");
+                assert_eq!(out.into_vec().len(), len);
             }
         }
     }
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_dropped_output_is_recycled_and_filled_again() {
+    fn a_dropped_output_is_recycled() {
         let _serial = CAPACITY.lock().unwrap_or_else(|e| e.into_inner());
         // A size no other test of this binary asks for, so no other thread takes the block.
         let len = (POOLED_OUTPUT_BYTES + (6 << 20) + 12) / 4;
-        let mut first = output(Alloc::Pool, len, 0.0f32);
+        let mut first = filled(Alloc::Pool, len, 1.0f32);
         assert!(matches!(first, Out::Pooled(_)), "an output this large comes from the pool");
         first.iter_mut().enumerate().for_each(|(i, x)| *x = i as f32);
         let ptr = first.as_ptr();
         drop(first);
         let hits = output_pool_stats().hits;
-        let zeros = output(Alloc::Pool, len, 0.0f32);
+        let zeros = filled(Alloc::Pool, len, 0.0f32);
         assert_eq!(zeros.as_ptr(), ptr, "the block was recycled");
         assert!(output_pool_stats().hits > hits);
-        assert!(zeros.iter().all(|x| x.to_bits() == 0), "a recycled block is filled");
+        assert!(zeros.iter().all(|x| x.to_bits() == 0));
 
         // Through Burn's `Bytes`: the block goes back to the pool when the bytes are dropped.
         let Out::Pooled(block) = zeros else { unreachable!() };
@@ -354,7 +320,7 @@ mod tests {
         assert_eq!(again.as_ptr() as *const f32, ptr, "the block came back from the bytes");
 
         // A `Vec` output never touches the pool.
-        assert!(matches!(output(Alloc::Vec, len, 1.0f32), Out::Vec(_)));
+        assert!(matches!(output_unwritten::<f32>(Alloc::Vec, len), Out::Vec(_)));
     }
 
     #[cfg(target_os = "linux")]
@@ -362,19 +328,19 @@ mod tests {
     fn the_pool_keeps_no_idle_block_over_its_capacity() {
         let _serial = CAPACITY.lock().unwrap_or_else(|e| e.into_inner());
         let len = (POOLED_OUTPUT_BYTES + (10 << 20)) / 8;
-        let out = output(Alloc::Pool, len, 0i64);
+        let out = filled(Alloc::Pool, len, 0i64);
         set_output_pool_capacity(0);
         drop(out);
         // Other threads may give blocks back meanwhile, but none is kept at capacity 0.
         assert_eq!((output_pool_stats().bytes, output_pool_stats().blocks), (0, 0));
         assert_eq!(output_pool_stats().capacity, 0);
         // An output the pool could never keep comes from the global allocator.
-        let over = output(Alloc::Pool, len, 3i64);
+        let over = filled(Alloc::Pool, len, 3i64);
         assert!(matches!(over, Out::Vec(_)), "an output over the capacity is a Vec");
         assert!(over.iter().all(|&x| x == 3));
         drop(over);
         set_output_pool_capacity(DEFAULT_OUTPUT_POOL_BYTES);
-        let out = output(Alloc::Pool, len, 0i64);
+        let out = filled(Alloc::Pool, len, 0i64);
         drop(out);
         assert!(output_pool_stats().bytes >= len * 8);
         clear_output_pool();

@@ -110,11 +110,11 @@ impl Pool {
     }
 }
 
-/// A block for an output of `bytes` bytes with whether it is fresh (zeroed): a recycled idle
+/// A block for an output of `bytes` bytes: a recycled idle
 /// block of the same rounded size when there is one, else a new mapping. `None` where the pool
 /// does not serve this output (a `Vec` output, one under [`POOLED_OUTPUT_BYTES`], or one over
 /// the pool's capacity) or the system refused a mapping (the caller falls back to a `Vec`).
-pub(crate) fn take(alloc: Alloc, bytes: usize) -> Option<(Block, bool)> {
+pub(crate) fn take(alloc: Alloc, bytes: usize) -> Option<Block> {
     if alloc != Alloc::Pool || bytes < POOLED_OUTPUT_BYTES {
         return None;
     }
@@ -132,11 +132,11 @@ pub(crate) fn take(alloc: Alloc, bytes: usize) -> Option<(Block, bool)> {
             let block = pool.idle.remove(i).expect("the position was just found");
             pool.bytes -= size;
             pool.hits += 1;
-            return Some((block, false));
+            return Some(block);
         }
         pool.misses += 1;
     }
-    Block::map(size).map(|block| (block, true))
+    Block::map(size)
 }
 
 /// Returns a block no longer in use: kept idle when the capacity allows (evicting older blocks
