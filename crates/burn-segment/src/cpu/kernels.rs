@@ -234,6 +234,22 @@ impl CsrPlan {
         self.offsets.len() - 1
     }
 
+    /// Number of rows the plan groups (the length of the ids it was built from).
+    pub fn num_rows(&self) -> usize {
+        self.offsets[self.num_segments()]
+    }
+
+    /// Panics unless the plan's segments hold exactly the rows of `len` elements of `width`
+    /// (`what` names the data): a kernel that writes each row of its output through the plan,
+    /// with no fill pass first, reads the output as written only if every row was.
+    fn assert_holds_rows(&self, len: usize, width: usize, what: &str) {
+        assert!(
+            self.num_rows() * width == len,
+            "burn-segment: {what} has {len} elements, not the plan's {} rows of {width}",
+            self.num_rows()
+        );
+    }
+
     /// Whether the ids were sorted (no permutation needed).
     pub fn is_sorted(&self) -> bool {
         self.order.is_none()
@@ -341,7 +357,7 @@ impl CsrPlan {
 
     /// Segments per rayon task so that each task touches roughly 64 KiB of rows.
     fn min_len(&self, d: usize) -> usize {
-        let rows = self.offsets[self.num_segments()].max(1);
+        let rows = self.num_rows().max(1);
         let per_segment = (rows * d.max(1)).div_ceil(self.num_segments().max(1)).max(1);
         (1usize << 14).div_ceil(per_segment).max(1)
     }
@@ -573,7 +589,7 @@ pub(crate) fn reduce_extreme_for<T: Elem, I: IdElem>(
     plan: &CsrPlan,
     extreme: Extreme,
 ) -> (Out<T>, Out<I>) {
-    let rows = plan.offsets[plan.num_segments()];
+    let rows = plan.num_rows();
     match (extreme, rows <= u32::MAX as usize && core::mem::size_of::<T>() <= 4) {
         (Extreme::Max, true) => extreme_with::<T, I, u32, true>(simd, alloc, data, d, plan),
         (Extreme::Min, true) => extreme_with::<T, I, u32, false>(simd, alloc, data, d, plan),
@@ -721,21 +737,14 @@ pub fn softmax<T: FloatElem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
 
 /// [`softmax`] with its output from `alloc`.
 pub(crate) fn softmax_out<T: FloatElem>(alloc: Alloc, data: &[T], d: usize, plan: &CsrPlan) -> Out<T> {
-    // Every row belongs to a segment, whose task copies it in before working on it: no fill
-    // pass over the output first (a recycled pooled block would need one).
-    // Every row belongs to one segment of the plan: checked, since the output is read as
-    // written only if every row was.
-    assert!(
-        d == 0 || plan.offsets[plan.num_segments()] * d == data.len(),
-        "burn-segment: softmax data has {} elements, not the plan's {} rows of {d}",
-        data.len(),
-        plan.offsets[plan.num_segments()]
-    );
+    // Each row's segment task copies it in before working on it: no fill pass over the output
+    // first, once the plan is checked to hold every row.
+    plan.assert_holds_rows(data.len(), d, "softmax data");
     let mut out = output_unwritten::<T>(alloc, data.len());
     // SAFETY: `src` is given, so `out` needs no values.
     unsafe { softmax_into(Simd::detect(), Some(data), &mut out, d, plan) };
     // SAFETY: `softmax_into` copied every row of `src` into `out` before normalising it, and
-    // the plan's segments hold every row (checked above; with `d == 0` there are no elements).
+    // the plan's segments hold every row (checked above).
     unsafe { assume_written(out) }
 }
 
@@ -762,7 +771,7 @@ fn as_uninit_mut<T>(values: &mut [T]) -> &mut [MaybeUninit<T>] {
 /// `src` is given, `out` may hold none: each row is written from `src` before it is read.
 unsafe fn softmax_into<T: FloatElem>(simd: Simd, src: Option<&[T]>, out: &mut [MaybeUninit<T>], d: usize, plan: &CsrPlan) {
     let rows = out.len().checked_div(d).unwrap_or(0);
-    debug_assert_eq!(plan.offsets[plan.num_segments()], rows);
+    debug_assert_eq!(plan.num_rows(), rows);
     debug_assert!(src.is_none_or(|src| src.len() == out.len()));
     if d == 0 || rows == 0 {
         return;
@@ -1073,14 +1082,8 @@ impl<T: FloatElem> Attention<'_, T> {
     /// [`backward`](Self::backward) with its output from `alloc`.
     pub(crate) fn backward_out(&self, alloc: Alloc, alpha: &[T], grad: &[T], plan: &CsrPlan) -> Out<T> {
         let h = self.heads;
-        // Every edge belongs to one receiver of the plan: checked, since the output is read as
-        // written only if every row was (no fill pass first).
-        assert!(
-            plan.offsets[plan.num_segments()] * h == alpha.len(),
-            "burn-segment: attention gradient has {} elements, not the plan's {} edges of {h} heads",
-            alpha.len(),
-            plan.offsets[plan.num_segments()]
-        );
+        // Each edge's row is written once below, with no fill pass first.
+        plan.assert_holds_rows(alpha.len(), h, "attention gradient");
         let mut out = output_unwritten::<T>(alloc, alpha.len());
         if h == 0 || alpha.is_empty() {
             // SAFETY: no elements.

@@ -110,10 +110,10 @@ impl Pool {
     }
 }
 
-/// A block for an output of `bytes` bytes: a recycled idle
-/// block of the same rounded size when there is one, else a new mapping. `None` where the pool
-/// does not serve this output (a `Vec` output, one under [`POOLED_OUTPUT_BYTES`], or one over
-/// the pool's capacity) or the system refused a mapping (the caller falls back to a `Vec`).
+/// A block for an output of `bytes` bytes: a recycled idle block of the same rounded size when
+/// there is one, else a new mapping. `None` where the pool does not serve this output (a `Vec`
+/// output, one under [`POOLED_OUTPUT_BYTES`], or one over the pool's capacity) or the system
+/// refused a mapping (the caller falls back to a `Vec`).
 pub(crate) fn take(alloc: Alloc, bytes: usize) -> Option<Block> {
     if alloc != Alloc::Pool || bytes < POOLED_OUTPUT_BYTES {
         return None;
