@@ -84,6 +84,43 @@ fn graphs_tuple_chapter() {
 }
 
 #[test]
+fn reorder_section() {
+    // ANCHOR: reorder
+    use burn_gnn::graph::GraphsTuple;
+
+    let device = Device::flex();
+    // A path of 6 nodes numbered in a scattered order, as a crawl or a hash would number them:
+    // 4 - 0 - 5 - 2 - 1 - 3, each edge both ways. Node v has the feature 10 v and the label v.
+    let path = [4i64, 0, 5, 2, 1, 3];
+    let (senders, receivers): (Vec<i64>, Vec<i64>) =
+        path.windows(2).flat_map(|w| [(w[0], w[1]), (w[1], w[0])]).unzip();
+    let features: Tensor<2> = Tensor::<1, Int>::arange(0..6, &device).float().mul_scalar(10.0).unsqueeze_dim(1);
+    let graph = GraphsTuple::from_coo(&senders, &receivers, 6, &device)
+        .expect("a valid graph")
+        .with_nodes(features)
+        .expect("one feature row per node")
+        .sort_by_receiver();
+    let labels = Tensor::<1, Int>::arange(0..6, &device);
+    let widest = |g: &GraphsTuple| {
+        let (s, r) = g.to_coo();
+        s.iter().zip(&r).map(|(a, b)| (a - b).abs()).max().unwrap()
+    };
+    assert_eq!(widest(&graph), 5);
+
+    // Reverse Cuthill–McKee: neighbours get nearby ids, so a layer's reads of sender rows
+    // stay in cache. Features move with their nodes; edges stay sorted by receiver.
+    let reordered = graph.reorder_rcm();
+    assert_eq!(widest(&reordered.graph), 1);
+    assert!(reordered.graph.is_sorted_by_receiver());
+    // `node_ids` holds each node's old id: carry labels (or masks) along with it.
+    let labels = labels.select(0, reordered.node_ids.clone());
+    let x: Vec<f32> = reordered.graph.nodes().unwrap().to_data().iter::<f32>().collect();
+    let y: Vec<i64> = labels.into_data().iter::<i64>().collect();
+    assert!(x.iter().zip(&y).all(|(&x, &y)| x == 10.0 * y as f32));
+    // ANCHOR_END: reorder
+}
+
+#[test]
 fn message_passing_chapter() {
     // ANCHOR: message_passing
     use burn::module::{Module, Param};

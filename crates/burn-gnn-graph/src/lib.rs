@@ -1,6 +1,6 @@
 //! Graph containers for burn-gnn: [`GraphsTuple`] (jraph's batched-graph layout) and
 //! [`HeteroGraph`] (several node and edge types), batching and padding, graph utilities (self
-//! loops, coalescing, subgraphs, ...), and conversions (edge lists, COO/CSR, dense adjacency,
+//! loops, coalescing, subgraphs, node reordering for locality, ...), and conversions (edge lists, COO/CSR, dense adjacency,
 //! `petgraph`, and serde mirrors [`GraphData`] / [`HeteroGraphData`] saved as JSON or a compact
 //! binary form).
 //!
@@ -38,6 +38,7 @@ mod hetero;
 mod padding;
 mod petgraph_conv;
 mod sparse;
+mod reorder;
 mod transform;
 
 pub use batch::batch;
@@ -52,6 +53,7 @@ pub use hetero::{
     NodeSetData,
 };
 pub use petgraph_conv::FeatureRow;
+pub use reorder::Permuted;
 pub use sparse::SparseMatrix;
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};
 

@@ -6,3 +6,4 @@ mod common;
 mod convert;
 mod hetero;
 mod properties;
+mod reorder;
