@@ -14,7 +14,12 @@
 //!   graph (`conv/{gcn,gat,sage}/small_world_p=0.1/E=…`: `N = E / 10` nodes on a ring, each
 //!   joined to its 10 nearest, a tenth of those edges rewired to uniform nodes), whose senders
 //!   are mostly near their receivers as in a mesh or a locality-ordered graph.
-//!   `GNN_BENCH_GRAPHS` picks the families (`er`, `small_world`; both by default) and
+//!   Two more families show what node order does: `small_world_shuffled` (the same graph, its
+//!   nodes relabelled by a seeded random permutation, as a crawl or a hash would number them)
+//!   and `small_world_rcm` (that shuffled graph reordered by `GraphsTuple::reorder_rcm`, whose
+//!   one-off time the bench prints).
+//!   `GNN_BENCH_GRAPHS` picks the families (comma-separated `er`, `small_world`,
+//!   `small_world_shuffled`, `small_world_rcm`; all four by default) and
 //!   `GNN_BENCH_SMALL_WORLD_P` the rewiring probability. After each size it prints the CPU
 //!   plan cache's counters so far (hits, misses = plans built, plans held), which tell whether
 //!   a size's plans stayed cached across steps, and the CPU output pool's (hits = outputs that
@@ -192,21 +197,31 @@ enum Graph {
     ErdosRenyi,
     /// Watts–Strogatz with `k = 10` and this rewiring probability.
     SmallWorld(f64),
+    /// The same graph with its nodes relabelled by a seeded random permutation: a graph with
+    /// locality whose ids do not show it (a crawl order, a hash).
+    SmallWorldShuffled(f64),
+    /// The shuffled graph reordered by reverse Cuthill–McKee (`GraphsTuple::reorder_rcm`).
+    SmallWorldRcm(f64),
 }
 
-/// The families `GNN_BENCH_GRAPHS` names (comma-separated `er`, `small_world`), by default
-/// both; `small_world`'s rewiring probability is `GNN_BENCH_SMALL_WORLD_P` (default 0.1).
+/// The families `GNN_BENCH_GRAPHS` names (comma-separated `er`, `small_world`,
+/// `small_world_shuffled`, `small_world_rcm`), by default all four; the small-world
+/// rewiring probability is `GNN_BENCH_SMALL_WORLD_P` (default 0.1).
 fn graphs() -> Vec<Graph> {
     let p: f64 = std::env::var("GNN_BENCH_SMALL_WORLD_P")
         .map(|v| v.parse().expect("GNN_BENCH_SMALL_WORLD_P: a probability"))
         .unwrap_or(0.1);
     std::env::var("GNN_BENCH_GRAPHS")
-        .unwrap_or_else(|_| "er,small_world".into())
+        .unwrap_or_else(|_| "er,small_world,small_world_shuffled,small_world_rcm".into())
         .split(',')
         .map(|name| match name.trim() {
             "er" => Graph::ErdosRenyi,
             "small_world" => Graph::SmallWorld(p),
-            other => panic!("unknown GNN_BENCH_GRAPHS entry {other:?} (er, small_world)"),
+            "small_world_shuffled" => Graph::SmallWorldShuffled(p),
+            "small_world_rcm" => Graph::SmallWorldRcm(p),
+            other => panic!(
+                "unknown GNN_BENCH_GRAPHS entry {other:?} (er, small_world, small_world_shuffled, small_world_rcm)"
+            ),
         })
         .collect()
 }
@@ -238,12 +253,45 @@ fn conv(crit: &mut Criterion) {
                     watts_strogatz(n, 10, *p, 1).expect("valid"),
                     format!("small_world_p={p}/"),
                 ),
+                Graph::SmallWorldShuffled(p) => (
+                    watts_strogatz(n, 10, *p, 1).expect("valid"),
+                    format!("small_world_shuffled_p={p}/"),
+                ),
+                Graph::SmallWorldRcm(p) => (
+                    watts_strogatz(n, 10, *p, 1).expect("valid"),
+                    format!("small_world_rcm_p={p}/"),
+                ),
             };
-            let graph = GraphsTuple::from_coo(&g.senders, &g.receivers, n, &device)
+            let mut graph = GraphsTuple::from_coo(&g.senders, &g.receivers, n, &device)
                 .expect("valid")
                 .sort_by_receiver();
+            if matches!(kind, Graph::SmallWorldShuffled(_) | Graph::SmallWorldRcm(_)) {
+                let mut order: Vec<usize> = (0..n).collect();
+                SplitMix64::new(3).shuffle(&mut order);
+                graph = graph.permute_nodes(&order).expect("a permutation").graph;
+            }
+            if matches!(kind, Graph::SmallWorldRcm(_)) {
+                // A one-off host computation before training, timed once (not a criterion figure).
+                let start = std::time::Instant::now();
+                graph = graph.reorder_rcm().graph;
+                println!(
+                    "conv {prefix}E={}: reorder_rcm took {:.2?}",
+                    g.senders.len(),
+                    start.elapsed()
+                );
+            }
             let edges = g.senders.len();
             drop(g);
+            // How far apart an edge's ends are numbered: what the node order leaves to the caches.
+            let (s, r) = graph.to_coo();
+            let gap = s
+                .iter()
+                .zip(&r)
+                .map(|(a, b)| (a - b).unsigned_abs())
+                .sum::<u64>() as f64
+                / edges as f64;
+            println!("conv {prefix}E={edges}: mean |sender - receiver| = {gap:.0} ({n} nodes)");
+            drop((s, r));
             let mut rng = SplitMix64::new(2);
             let x: Vec<f32> = (0..n * d).map(|_| rng.normal() as f32).collect();
             let x = Tensor::<2>::from_data(TensorData::new(x, [n, d]), &device);
