@@ -94,7 +94,8 @@ fn reorder_section() {
     let path = [4i64, 0, 5, 2, 1, 3];
     let (senders, receivers): (Vec<i64>, Vec<i64>) =
         path.windows(2).flat_map(|w| [(w[0], w[1]), (w[1], w[0])]).unzip();
-    let features: Tensor<2> = Tensor::<1, Int>::arange(0..6, &device).float().mul_scalar(10.0).unsqueeze_dim(1);
+    let features: Tensor<2> =
+        Tensor::<1, Int>::arange(0..6, &device).float().mul_scalar(10.0).unsqueeze_dim(1);
     let graph = GraphsTuple::from_coo(&senders, &receivers, 6, &device)
         .expect("a valid graph")
         .with_nodes(features)

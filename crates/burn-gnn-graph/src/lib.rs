@@ -1,8 +1,8 @@
 //! Graph containers for burn-gnn: [`GraphsTuple`] (jraph's batched-graph layout) and
 //! [`HeteroGraph`] (several node and edge types), batching and padding, graph utilities (self
-//! loops, coalescing, subgraphs, node reordering for locality, ...), and conversions (edge lists, COO/CSR, dense adjacency,
-//! `petgraph`, and serde mirrors [`GraphData`] / [`HeteroGraphData`] saved as JSON or a compact
-//! binary form).
+//! loops, coalescing, subgraphs, node reordering for locality, ...), and conversions (edge
+//! lists, COO/CSR, dense adjacency, `petgraph`, and serde mirrors [`GraphData`] /
+//! [`HeteroGraphData`] saved as JSON or a compact binary form).
 //!
 //! Sizes always come from tensor shapes: nothing here sums `n_node` on the device to learn how
 //! many nodes there are. Operations that change the number of edges or nodes (self loops,
@@ -37,8 +37,8 @@ mod graphs_tuple;
 mod hetero;
 mod padding;
 mod petgraph_conv;
-mod sparse;
 mod reorder;
+mod sparse;
 mod transform;
 
 pub use batch::batch;
