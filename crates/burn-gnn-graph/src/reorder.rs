@@ -11,6 +11,7 @@ use burn::tensor::Int;
 use burn::tensor::Tensor;
 
 use crate::graphs_tuple::{host_ints, index_tensor};
+use crate::transform::{node_graphs, receiver_order};
 use crate::{GraphError, GraphsTuple};
 
 /// A graph whose nodes were relabelled, with the ids nodes and edges had before.
@@ -146,11 +147,7 @@ impl GraphsTuple {
     /// Sparse Positive Definite Systems* (1981).
     pub fn rcm_order(&self) -> Vec<usize> {
         let n_node = host_ints(&self.n_node);
-        let graph_of: Vec<usize> = n_node
-            .iter()
-            .enumerate()
-            .flat_map(|(g, &c)| std::iter::repeat_n(g, c as usize))
-            .collect();
+        let graph_of = node_graphs(&n_node);
         let adj = Adjacency::new(
             &host_ints(&self.senders),
             &host_ints(&self.receivers),
@@ -260,40 +257,20 @@ impl GraphsTuple {
                 .map(|v| inverse[v as usize] as i64)
                 .collect()
         };
-        let (senders, receivers) = (
+        let (mut senders, mut receivers) = (
             rename(host_ints(&self.senders)),
             rename(host_ints(&self.receivers)),
         );
-        let device = self.device();
-        let edge_order: Vec<i64> = if self.receiver_offsets.is_some() {
-            // A stable counting sort by the new receivers.
-            let mut next = vec![0usize; n + 1];
-            receivers.iter().for_each(|&r| next[r as usize + 1] += 1);
-            (0..n).for_each(|v| next[v + 1] += next[v]);
-            let mut edge_order = vec![0i64; receivers.len()];
-            for (e, &r) in receivers.iter().enumerate() {
-                edge_order[next[r as usize]] = e as i64;
-                next[r as usize] += 1;
-            }
-            edge_order
-        } else {
-            (0..receivers.len() as i64).collect()
-        };
-        let pick = |ids: &[i64]| {
-            edge_order
-                .iter()
-                .map(|&e| ids[e as usize])
-                .collect::<Vec<_>>()
-        };
-        let (senders, receivers) = (pick(&senders), pick(&receivers));
-        let node_ids = index_tensor(order.iter().map(|&v| v as i64).collect(), &device);
-        let edge_ids = index_tensor(edge_order, &device);
-        let offsets = self.receiver_offsets.is_some().then(|| {
-            let mut ptr = vec![0i64; n + 1];
-            receivers.iter().for_each(|&r| ptr[r as usize + 1] += 1);
-            (0..n).for_each(|v| ptr[v + 1] += ptr[v]);
-            index_tensor(ptr, &device)
+        // Edges sorted by receiver are re-sorted (stably) by their new receivers.
+        let resorted = self.receiver_offsets.is_some().then(|| {
+            let (edge_order, ptr) = receiver_order(&receivers, n);
+            let pick =
+                |ids: &[i64]| -> Vec<i64> { edge_order.iter().map(|&e| ids[e as usize]).collect() };
+            (senders, receivers) = (pick(&senders), pick(&receivers));
+            (edge_order, ptr)
         });
+        let device = self.device();
+        let node_ids = index_tensor(order.iter().map(|&v| v as i64).collect(), &device);
         let mut graph = self.with_structure(
             index_tensor(senders, &device),
             index_tensor(receivers, &device),
@@ -302,12 +279,15 @@ impl GraphsTuple {
             n,
         );
         graph.nodes = self.nodes.clone().map(|f| f.select_rows(node_ids.clone()));
-        graph.edges = if self.receiver_offsets.is_some() {
-            self.edges.clone().map(|f| f.select_rows(edge_ids.clone()))
-        } else {
-            self.edges.clone()
+        let edge_ids = match resorted {
+            Some((edge_order, ptr)) => {
+                let edge_ids = index_tensor(edge_order, &device);
+                graph.edges = self.edges.clone().map(|f| f.select_rows(edge_ids.clone()));
+                graph.receiver_offsets = Some(index_tensor(ptr, &device));
+                edge_ids
+            }
+            None => index_tensor((0..self.sum_n_edge() as i64).collect(), &device),
         };
-        graph.receiver_offsets = offsets;
         Ok(Permuted {
             graph,
             node_ids,

@@ -57,7 +57,7 @@ pub struct Subgraph {
 }
 
 /// Per node on the host: the graph it belongs to.
-fn node_graphs(n_node: &[i64]) -> Vec<usize> {
+pub(crate) fn node_graphs(n_node: &[i64]) -> Vec<usize> {
     n_node
         .iter()
         .enumerate()
@@ -88,6 +88,19 @@ fn offsets(keys: &[i64], n: usize) -> Vec<i64> {
         ptr[i + 1] += ptr[i];
     }
     ptr
+}
+
+/// The stable order that sorts edges by `receivers` (old edge index per new edge, a counting
+/// sort), with the CSR row pointers of the sorted receivers over `n` nodes.
+pub(crate) fn receiver_order(receivers: &[i64], n: usize) -> (Vec<i64>, Vec<i64>) {
+    let ptr = offsets(receivers, n);
+    let mut next: Vec<i64> = ptr[..n].to_vec();
+    let mut order = vec![0i64; receivers.len()];
+    for (e, &v) in receivers.iter().enumerate() {
+        order[next[v as usize] as usize] = e as i64;
+        next[v as usize] += 1;
+    }
+    (order, ptr)
 }
 
 impl GraphsTuple {
@@ -251,14 +264,7 @@ impl GraphsTuple {
         if self.receiver_offsets.is_some() {
             return self.clone();
         }
-        let r = host_ints(&self.receivers);
-        let ptr = offsets(&r, self.num_nodes);
-        let mut next: Vec<i64> = ptr[..self.num_nodes].to_vec();
-        let mut order = vec![0i64; r.len()];
-        for (e, &v) in r.iter().enumerate() {
-            order[next[v as usize] as usize] = e as i64;
-            next[v as usize] += 1;
-        }
+        let (order, ptr) = receiver_order(&host_ints(&self.receivers), self.num_nodes);
         let mut out = self.pick_edges(order, host_ints(&self.n_edge));
         out.receiver_offsets = Some(index_tensor(ptr, &self.device()));
         out
