@@ -4,37 +4,13 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::DataError;
-use crate::planetoid::{SOURCE, SUFFIXES, expected_sum, sha256_hex};
-
-/// The environment variable that replaces the download source (a mirror, or a local server
-/// in tests); the files are fetched from `<source>/ind.<name>.<suffix>`.
-pub const SOURCE_ENV: &str = "BURN_GNN_PLANETOID_URL";
+use crate::planetoid_files::{
+    SOURCE, SUFFIXES, expected_sum, file_name, known, missing_in, sha256_hex, supply_hint,
+};
+use crate::{DataError, DownloadEvent, SOURCE_ENV};
 
 /// The largest file accepted (PubMed's biggest raw file is about 40 MB).
 const MAX_BYTES: u64 = 256 << 20;
-
-/// Progress of a download, for a progress bar.
-#[derive(Clone, Debug)]
-pub enum DownloadEvent {
-    /// A file starts downloading; its size when the server says it.
-    Start {
-        /// `ind.<name>.<suffix>`.
-        file: String,
-        /// `Content-Length`, if sent.
-        total: Option<u64>,
-    },
-    /// Bytes of the current file received so far.
-    Progress {
-        /// Bytes received.
-        received: u64,
-    },
-    /// The file arrived and its checksum matched.
-    Done {
-        /// `ind.<name>.<suffix>`.
-        file: String,
-    },
-}
 
 /// Downloads the raw files of `name` that are missing from `dir` (creating it), verifying each
 /// against the committed SHA-256 sum before it is moved into place (a partial or wrong file is
@@ -43,8 +19,8 @@ pub enum DownloadEvent {
 /// The source is [`SOURCE_ENV`] if set, else the public repository PyG downloads from.
 ///
 /// # Errors
-/// An unknown name, a file without a committed sum (PubMed's `allx`: the canonical file was not
-/// at hand to compute it), a network or HTTP error, an oversized or mismatching file, I/O errors.
+/// An unknown name, a network or HTTP error, an oversized or mismatching file (the message lists
+/// every file still missing and how to supply them), I/O errors.
 pub fn download_planetoid(
     name: &str,
     dir: &Path,
@@ -58,17 +34,14 @@ pub fn download_planetoid(
 /// `<source>/ind.<name>.<suffix>`).
 ///
 /// # Errors
-/// As [`download_planetoid`]. A missing committed sum is reported before anything is fetched.
+/// As [`download_planetoid`].
 pub fn download_planetoid_from(
     source: &str,
     name: &str,
     dir: &Path,
     mut progress: impl FnMut(DownloadEvent),
 ) -> Result<(), DataError> {
-    let name = name.to_ascii_lowercase();
-    if !["cora", "citeseer", "pubmed"].contains(&name.as_str()) {
-        return Err(DataError::UnknownDataset(name));
-    }
+    let name = known(name)?;
     let source = source.trim_end_matches('/');
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -76,19 +49,13 @@ pub fn download_planetoid_from(
     };
     let missing: Vec<(String, &'static str)> = SUFFIXES
         .iter()
-        .map(|suffix| format!("ind.{name}.{suffix}"))
+        .map(|suffix| file_name(&name, suffix))
         .filter(|file| !dir.join(file).exists())
-        .map(|file| match expected_sum(&file) {
-            Some(sum) => Ok((file, sum)),
-            None => Err(DataError::Download {
-                url: format!("{source}/{file}"),
-                reason:
-                    "no SHA-256 sum is committed for this file, so a download could not be verified"
-                        .into(),
-                hint: format!("put a copy you trust at {}", dir.join(&file).display()),
-            }),
+        .map(|file| {
+            let sum = expected_sum(&file).expect("a sum is committed for every raw file");
+            (file, sum)
         })
-        .collect::<Result<_, _>>()?;
+        .collect();
     if !missing.is_empty() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
@@ -104,10 +71,7 @@ pub fn download_planetoid_from(
         let fail = |reason: String| DataError::Download {
             url: url.clone(),
             reason,
-            hint: format!(
-                "check the network, or download the file yourself into {} (or set {SOURCE_ENV} to a mirror)",
-                dir.display()
-            ),
+            hint: supply_hint(dir, &missing_in(dir, &name)),
         };
         let mut response = agent.get(&url).call().map_err(|e| fail(e.to_string()))?;
         let total = response

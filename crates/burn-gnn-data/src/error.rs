@@ -49,6 +49,12 @@ pub enum DataError {
     /// An unknown dataset name.
     #[error("unknown dataset `{0}` (cora, citeseer, pubmed)")]
     UnknownDataset(String),
+    /// A dataset asked of the embedded copy that is not in it (PubMed, or any dataset in a
+    /// build without the `embedded` feature).
+    #[error(
+        "`{0}` is not embedded in this build (Cora and CiteSeer are, with the `embedded` feature); load it from a directory or let Planetoid::open download it"
+    )]
+    NotEmbedded(String),
     /// An I/O error.
     #[error("I/O error on {path}: {source}")]
     Io {

@@ -4,12 +4,14 @@
 //! paper and PyG use (`ind.<name>.{x, tx, allx, y, ty, ally, graph, test.index}`). They are
 //! Python pickles; a small strict pickle reader handles exactly what they contain (numpy arrays,
 //! scipy CSR matrices, a dict of lists), with no Python at run time. Every file is checked
-//! against the SHA-256 sums committed in `datasets/planetoid.sha256`.
+//! against the SHA-256 sums committed in the crate (`data/planetoid.sha256`).
 //!
 //! The split is PyG's `Planetoid(split="public")`; the graph is made undirected, without self
-//! loops or duplicate edges, as PyG. With the `download` feature (on by default),
-//! [`download_planetoid`] / [`Planetoid::fetch`] download missing files on first use into a
-//! cache directory, verified before they are kept.
+//! loops or duplicate edges, as PyG. Cora and CiteSeer are compiled into the crate (feature
+//! `embedded`, on by default), so they load offline with [`Planetoid::embedded`];
+//! [`Planetoid::open`] looks in a data directory first, then the embedded copy, then a cache,
+//! and (feature `download`, on by default) downloads what is missing, verified before it is
+//! kept.
 //!
 //! [`KarateClub`] is embedded (no download), [`synthetic`] generates seeded random graphs
 //! (Erdős–Rényi, stochastic block model, Barabási–Albert, Watts–Strogatz) for tests and
@@ -29,30 +31,37 @@
 //! let karate = KarateClub::load().graph(&device).unwrap();
 //! assert_eq!((karate.sum_n_node(), karate.sum_n_edge()), (34, 156));
 //!
+//! # #[cfg(feature = "embedded")] {
+//! let cora = burn_gnn_data::Planetoid::embedded("cora").unwrap();
+//! assert_eq!((cora.num_nodes, cora.num_classes), (2708, 7));
+//! # }
+//!
 //! let g = synthetic::barabasi_albert(100, 2, 7).unwrap();
 //! assert_eq!(g.num_edges(), 2 * 2 * (100 - 2)); // m (n - m) edges, both directions
 //! ```
 #![warn(missing_docs)]
 
-#[cfg(feature = "download")]
 mod academic;
+#[cfg(feature = "download")]
 mod download;
 mod error;
 mod hetero_sampler;
 mod karate;
 mod pickle;
 mod planetoid;
+mod planetoid_files;
 mod sampler;
 pub mod synthetic;
 
-#[cfg(feature = "download")]
 pub use academic::{Academic, AcademicConfig};
-pub use download::{DownloadEvent, SOURCE_ENV, download_planetoid, download_planetoid_from};
+#[cfg(feature = "download")]
+pub use download::{download_planetoid, download_planetoid_from};
 pub use error::DataError;
-pub use karate::KarateClub;
 pub use hetero_sampler::{HeteroNeighborLoader, HeteroNeighbors, HeteroSampledBatch};
+pub use karate::KarateClub;
+pub use planetoid::Planetoid;
+pub use planetoid_files::{CACHE_DIR, DATA_DIR_ENV, DownloadEvent, PlanetoidSource, SOURCE_ENV};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
-pub use planetoid::{DATA_DIR_ENV, Planetoid, data_dir};
 
 /// Parses a pickle and reports whether this reader accepts it (for fuzzing the reader).
 #[doc(hidden)]

@@ -1,34 +1,12 @@
 //! [`Planetoid`]: Cora, CiteSeer and PubMed with PyG's public split.
 
-use std::path::{Path, PathBuf};
+use std::borrow::Cow;
 
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use burn_gnn_graph::GraphsTuple;
-use sha2::{Digest, Sha256};
 
 use crate::DataError;
 use crate::pickle::{self, CsrMatrix};
-
-/// The environment variable naming a directory that holds the raw Planetoid files.
-pub const DATA_DIR_ENV: &str = "BURN_GNN_DATA_DIR";
-
-/// Where the raw files are looked for: `explicit` (a `--data-dir` flag), else
-/// [`DATA_DIR_ENV`], else `datasets/cache/planetoid` under the current directory.
-pub fn data_dir(explicit: Option<PathBuf>) -> PathBuf {
-    explicit
-        .or_else(|| std::env::var_os(DATA_DIR_ENV).map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("datasets/cache/planetoid"))
-}
-
-/// The committed SHA-256 sums of the canonical raw files.
-const SUMS: &str = include_str!("../../../datasets/planetoid.sha256");
-
-/// The raw files of each dataset, `ind.<name>.<suffix>`.
-pub(crate) const SUFFIXES: [&str; 8] =
-    ["x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"];
-
-/// Where the canonical files are published (the source PyG downloads from).
-pub(crate) const SOURCE: &str = "https://github.com/kimiyoung/planetoid/raw/master/data";
 
 /// A Planetoid citation graph with PyG's public split (`Planetoid(root, name, split="public")`).
 #[derive(Clone, Debug)]
@@ -57,60 +35,16 @@ pub struct Planetoid {
     pub test_mask: Vec<bool>,
 }
 
-/// The lowercase hex SHA-256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The committed SHA-256 sum of a raw file.
-pub(crate) fn expected_sum(file: &str) -> Option<&'static str> {
-    SUMS.lines().find_map(|l| {
-        l.split_once("  ")
-            .filter(|(_, f)| *f == file)
-            .map(|(s, _)| s)
-    })
-}
-
-fn read(dir: &Path, name: &str, suffix: &str) -> Result<Vec<u8>, DataError> {
-    let file = format!("ind.{name}.{suffix}");
-    let path = dir.join(&file);
-    if !path.exists() {
-        return Err(DataError::MissingFile {
-            path,
-            hint: format!(
-                "put the canonical Planetoid files there (from {SOURCE}/{file}), or point --data-dir / {DATA_DIR_ENV} at a directory that has them"
-            ),
-        });
-    }
-    let bytes = std::fs::read(&path).map_err(|source| DataError::Io {
-        path: path.clone(),
-        source,
-    })?;
-    let actual = sha256_hex(&bytes);
-    let expected = expected_sum(&file);
-    match expected {
-        Some(e) if e == actual => Ok(bytes),
-        Some(expected) => Err(DataError::Checksum {
-            path,
-            expected: expected.to_string(),
-            actual,
-        }),
-        None => Err(DataError::Inconsistent(format!(
-            "no committed checksum for {file}"
-        ))),
-    }
-}
+/// The bytes of one raw file, `ind.<name>.<suffix>`, given its suffix.
+type Files<'a> = dyn Fn(&str) -> Result<Cow<'static, [u8]>, DataError> + 'a;
 
 fn load_pickle<T>(
-    dir: &Path,
+    files: &Files,
     name: &str,
     suffix: &str,
     f: impl FnOnce(&pickle::Pickle) -> Result<T, DataError>,
 ) -> Result<T, DataError> {
-    let bytes = read(dir, name, suffix)?;
+    let bytes = files(suffix)?;
     let p = pickle::parse(&bytes)?;
     f(&p).map_err(|e| match e {
         DataError::Pickle(m) => DataError::Pickle(format!("ind.{name}.{suffix}: {m}")),
@@ -140,40 +74,23 @@ fn one_hot(p: &pickle::Pickle, what: &str) -> Result<(usize, usize, Vec<f64>), D
 }
 
 impl Planetoid {
-    /// Downloads the files of `name` missing from `dir` ([`crate::download_planetoid`], with
-    /// `progress`), then [`load`](Self::load)s it.
-    ///
-    /// # Errors
-    /// As [`crate::download_planetoid`] and [`load`](Self::load).
-    #[cfg(feature = "download")]
-    pub fn fetch(
+    /// Parses the raw files of `name` (lowercase, known), read through `files`.
+    pub(crate) fn from_files(
         name: &str,
-        dir: &Path,
-        progress: impl FnMut(crate::DownloadEvent),
+        files: impl Fn(&str) -> Result<Cow<'static, [u8]>, DataError>,
     ) -> Result<Planetoid, DataError> {
-        crate::download_planetoid(name, dir, progress)?;
-        Planetoid::load(name, dir)
-    }
-
-    /// Loads `name` (`cora`, `citeseer`, `pubmed`; any case) from the raw files in `dir`.
-    ///
-    /// # Errors
-    /// A missing file (with where to get it), a checksum mismatch, a corrupt pickle, files that
-    /// do not fit together.
-    pub fn load(name: &str, dir: &Path) -> Result<Planetoid, DataError> {
-        let name = name.to_ascii_lowercase();
-        if !["cora", "citeseer", "pubmed"].contains(&name.as_str()) {
-            return Err(DataError::UnknownDataset(name));
-        }
+        let files: &Files = &files;
+        let name = name.to_string();
         let n = &name;
-        let x = load_pickle(dir, n, "x", |p| p.csr(p.root))?;
-        let tx = load_pickle(dir, n, "tx", |p| p.csr(p.root))?;
-        let allx = load_pickle(dir, n, "allx", |p| p.csr(p.root))?;
-        let (y_rows, classes, _) = load_pickle(dir, n, "y", |p| one_hot(p, "y"))?;
-        let (ty_rows, ty_classes, ty) = load_pickle(dir, n, "ty", |p| one_hot(p, "ty"))?;
-        let (ally_rows, ally_classes, ally) = load_pickle(dir, n, "ally", |p| one_hot(p, "ally"))?;
-        let adjacency = load_pickle(dir, n, "graph", |p| p.adjacency(p.root))?;
-        let test_text = read(dir, n, "test.index")?;
+        let x = load_pickle(files, n, "x", |p| p.csr(p.root))?;
+        let tx = load_pickle(files, n, "tx", |p| p.csr(p.root))?;
+        let allx = load_pickle(files, n, "allx", |p| p.csr(p.root))?;
+        let (y_rows, classes, _) = load_pickle(files, n, "y", |p| one_hot(p, "y"))?;
+        let (ty_rows, ty_classes, ty) = load_pickle(files, n, "ty", |p| one_hot(p, "ty"))?;
+        let (ally_rows, ally_classes, ally) =
+            load_pickle(files, n, "ally", |p| one_hot(p, "ally"))?;
+        let adjacency = load_pickle(files, n, "graph", |p| p.adjacency(p.root))?;
+        let test_text = files("test.index")?;
         let test_index: Vec<usize> = std::str::from_utf8(&test_text)
             .map_err(|_| DataError::Inconsistent("test.index is not text".into()))?
             .split_whitespace()

@@ -342,8 +342,9 @@ mod download {
 
     use burn_gnn_data::{DataError, DownloadEvent, Planetoid, download_planetoid_from};
 
+    /// The crate's embedded raw files (Cora and CiteSeer), served by the test server.
     fn raw_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/datasets/planetoid/raw")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/planetoid")
     }
 
     fn scratch(name: &str) -> PathBuf {
@@ -447,7 +448,6 @@ mod download {
     #[test]
     fn missing_files_and_unverifiable_files_are_clear_errors() {
         let (url, requests) = serve(None);
-        // PubMed's allx is not in the shared directory: the server answers 404.
         let dir = scratch("missing");
         let err =
             download_planetoid_from(&format!("{url}/nowhere"), "cora", &dir, |_| {}).unwrap_err();
@@ -456,11 +456,18 @@ mod download {
             "{err}"
         );
         assert!(err.to_string().contains("404"), "{err}");
-        // No committed sum for PubMed's allx: refused before anything is fetched.
-        let before = requests.load(Ordering::SeqCst);
+        // PubMed is not served here: the error lists every file still missing, the directory,
+        // and the three ways to supply them.
         let err = download_planetoid_from(&url, "pubmed", &dir, |_| {}).unwrap_err();
-        assert!(err.to_string().contains("no SHA-256 sum"), "{err}");
-        assert_eq!(requests.load(Ordering::SeqCst), before);
+        let msg = err.to_string();
+        for f in ["x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"] {
+            assert!(msg.contains(&format!("ind.pubmed.{f}")), "{msg}");
+        }
+        for what in ["--data-dir", "BURN_GNN_DATA_DIR", "BURN_GNN_PLANETOID_URL"] {
+            assert!(msg.contains(what), "{msg}");
+        }
+        assert!(msg.contains(&dir.display().to_string()), "{msg}");
+        assert!(requests.load(Ordering::SeqCst) >= 2);
         assert!(matches!(
             download_planetoid_from(&url, "reddit", &dir, |_| {}),
             Err(DataError::UnknownDataset(_))

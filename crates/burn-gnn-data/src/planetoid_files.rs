@@ -1,0 +1,341 @@
+//! Where [`Planetoid`]'s raw files come from: a data directory, the embedded copy, the download
+//! cache or a download, each file checked against the committed SHA-256 sums.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::{DataError, Planetoid};
+
+/// The environment variable naming a data directory (see [`Planetoid::open`]).
+pub const DATA_DIR_ENV: &str = "BURN_GNN_DATA_DIR";
+
+/// The environment variable that replaces the download source (a mirror, or a local server
+/// in tests); the files are fetched from `<source>/ind.<name>.<suffix>`.
+pub const SOURCE_ENV: &str = "BURN_GNN_PLANETOID_URL";
+
+/// Progress of a download, for a progress bar.
+#[derive(Clone, Debug)]
+pub enum DownloadEvent {
+    /// A file starts downloading; its size when the server says it.
+    Start {
+        /// `ind.<name>.<suffix>`.
+        file: String,
+        /// `Content-Length`, if sent.
+        total: Option<u64>,
+    },
+    /// Bytes of the current file received so far.
+    Progress {
+        /// Bytes received.
+        received: u64,
+    },
+    /// The file arrived and its checksum matched.
+    Done {
+        /// `ind.<name>.<suffix>`.
+        file: String,
+    },
+}
+
+/// The download cache, relative to the current directory.
+pub const CACHE_DIR: &str = "datasets/cache/planetoid";
+
+/// The committed SHA-256 sums of the canonical raw files (`sha256sum` format).
+const SUMS: &str = include_str!("../data/planetoid.sha256");
+
+/// The datasets [`Planetoid`] knows.
+pub(crate) const NAMES: [&str; 3] = ["cora", "citeseer", "pubmed"];
+
+/// The raw files of each dataset, `ind.<name>.<suffix>`.
+pub(crate) const SUFFIXES: [&str; 8] =
+    ["x", "tx", "allx", "y", "ty", "ally", "graph", "test.index"];
+
+/// Where the canonical files are published (the source PyG downloads from).
+pub(crate) const SOURCE: &str = "https://github.com/kimiyoung/planetoid/raw/master/data";
+
+/// Where [`Planetoid::open`] found a dataset's raw files.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanetoidSource {
+    /// A data directory: the one passed in, or [`DATA_DIR_ENV`].
+    Dir(PathBuf),
+    /// The copy compiled into this crate (Cora and CiteSeer; feature `embedded`).
+    Embedded,
+    /// The download cache, already holding every file.
+    Cache(PathBuf),
+    /// Downloaded into the cache by this call.
+    Downloaded(PathBuf),
+}
+
+impl std::fmt::Display for PlanetoidSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Dir(d) => write!(f, "{}", d.display()),
+            Self::Embedded => write!(f, "the embedded copy"),
+            Self::Cache(d) => write!(f, "the cache {}", d.display()),
+            Self::Downloaded(d) => write!(f, "downloaded into {}", d.display()),
+        }
+    }
+}
+
+/// `ind.<name>.<suffix>`.
+pub(crate) fn file_name(name: &str, suffix: &str) -> String {
+    format!("ind.{name}.{suffix}")
+}
+
+/// The lowercase name if it is one of [`NAMES`].
+pub(crate) fn known(name: &str) -> Result<String, DataError> {
+    let lower = name.to_ascii_lowercase();
+    if NAMES.contains(&lower.as_str()) {
+        Ok(lower)
+    } else {
+        Err(DataError::UnknownDataset(lower))
+    }
+}
+
+/// The lowercase hex SHA-256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The committed SHA-256 sum of a raw file.
+pub(crate) fn expected_sum(file: &str) -> Option<&'static str> {
+    SUMS.lines().find_map(|l| {
+        l.split_once("  ")
+            .filter(|(_, f)| *f == file)
+            .map(|(s, _)| s)
+    })
+}
+
+/// `bytes` if their sum is the committed one for `file`.
+pub(crate) fn verified<'a>(
+    path: &Path,
+    file: &str,
+    bytes: Cow<'a, [u8]>,
+) -> Result<Cow<'a, [u8]>, DataError> {
+    let expected = expected_sum(file)
+        .ok_or_else(|| DataError::Inconsistent(format!("no committed checksum for {file}")))?;
+    let actual = sha256_hex(&bytes);
+    if actual == expected {
+        Ok(bytes)
+    } else {
+        Err(DataError::Checksum {
+            path: path.to_path_buf(),
+            expected: expected.to_string(),
+            actual,
+        })
+    }
+}
+
+/// Reads `ind.<name>.<suffix>` from `dir`, checked.
+pub(crate) fn read_from_dir(
+    dir: &Path,
+    name: &str,
+    suffix: &str,
+) -> Result<Cow<'static, [u8]>, DataError> {
+    let file = file_name(name, suffix);
+    let path = dir.join(&file);
+    if !path.exists() {
+        return Err(DataError::MissingFile {
+            path,
+            hint: format!(
+                "put the canonical Planetoid files there (from {SOURCE}/{file}), or point \
+                 --data-dir / {DATA_DIR_ENV} at a directory that has them"
+            ),
+        });
+    }
+    let bytes = std::fs::read(&path).map_err(|source| DataError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    verified(&path, &file, Cow::Owned(bytes))
+}
+
+/// The raw files compiled into the crate.
+#[cfg(feature = "embedded")]
+const EMBEDDED: [(&str, &[u8]); 16] = {
+    macro_rules! files {
+        ($($file:literal),*) => {
+            [$(($file, include_bytes!(concat!("../data/planetoid/", $file)))),*]
+        };
+    }
+    files!(
+        "ind.cora.x",
+        "ind.cora.tx",
+        "ind.cora.allx",
+        "ind.cora.y",
+        "ind.cora.ty",
+        "ind.cora.ally",
+        "ind.cora.graph",
+        "ind.cora.test.index",
+        "ind.citeseer.x",
+        "ind.citeseer.tx",
+        "ind.citeseer.allx",
+        "ind.citeseer.y",
+        "ind.citeseer.ty",
+        "ind.citeseer.ally",
+        "ind.citeseer.graph",
+        "ind.citeseer.test.index"
+    )
+};
+
+/// The embedded bytes of `ind.<name>.<suffix>`, if that dataset is embedded.
+pub(crate) fn embedded_file(name: &str, suffix: &str) -> Option<&'static [u8]> {
+    #[cfg(feature = "embedded")]
+    {
+        let file = file_name(name, suffix);
+        EMBEDDED
+            .iter()
+            .find(|(f, _)| *f == file)
+            .map(|(_, bytes)| *bytes)
+    }
+    #[cfg(not(feature = "embedded"))]
+    {
+        let _ = (name, suffix);
+        None
+    }
+}
+
+/// Whether `dir` holds every raw file of `name`.
+fn has_all(dir: &Path, name: &str) -> bool {
+    SUFFIXES
+        .iter()
+        .all(|s| dir.join(file_name(name, s)).is_file())
+}
+
+/// The directory under a data directory `dir` that holds every file of `name`: `dir` itself,
+/// `dir/planetoid` or `dir/planetoid/raw` (a root shared with other dataset families).
+pub(crate) fn find_in(dir: &Path, name: &str) -> Option<PathBuf> {
+    [
+        dir.to_path_buf(),
+        dir.join("planetoid"),
+        dir.join("planetoid").join("raw"),
+    ]
+    .into_iter()
+    .find(|d| has_all(d, name))
+}
+
+/// The files of `name` missing from `dir`.
+pub(crate) fn missing_in(dir: &Path, name: &str) -> Vec<String> {
+    SUFFIXES
+        .iter()
+        .map(|s| file_name(name, s))
+        .filter(|f| !dir.join(f).is_file())
+        .collect()
+}
+
+/// What to do when files are missing: where they go and the three ways to supply them.
+pub(crate) fn supply_hint(dir: &Path, missing: &[String]) -> String {
+    format!(
+        "missing from {}: {}; put the canonical files in a directory and pass it as --data-dir \
+         DIR (the examples) or set {DATA_DIR_ENV}=DIR, or set {} to a mirror that serves them",
+        dir.display(),
+        missing.join(", "),
+        crate::SOURCE_ENV
+    )
+}
+
+impl Planetoid {
+    /// Loads `name` (`cora`, `citeseer`, `pubmed`; any case) from wherever its raw files are,
+    /// in this order:
+    ///
+    /// 1. `data_dir`, else the directory named by [`DATA_DIR_ENV`]: the files directly in it,
+    ///    or under `planetoid/` or `planetoid/raw/` (a data root shared with other datasets);
+    /// 2. the copy compiled into the crate (Cora and CiteSeer, feature `embedded`, on by
+    ///    default), so these two work offline from a fresh clone;
+    /// 3. the download cache [`CACHE_DIR`];
+    /// 4. a download into that cache (feature `download`, on by default), reported through
+    ///    `progress`.
+    ///
+    /// Returns the dataset and where it came from.
+    ///
+    /// # Errors
+    /// An unknown name; files that could not be found or downloaded (the message lists each
+    /// missing file and the ways to supply them); a checksum mismatch; a corrupt file.
+    pub fn open(
+        name: &str,
+        data_dir: Option<&Path>,
+        progress: impl FnMut(DownloadEvent),
+    ) -> Result<(Planetoid, PlanetoidSource), DataError> {
+        let name = known(name)?;
+        let given = data_dir
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::var_os(DATA_DIR_ENV).map(PathBuf::from));
+        if let Some(dir) = given.as_deref().and_then(|d| find_in(d, &name)) {
+            return Ok((Planetoid::load(&name, &dir)?, PlanetoidSource::Dir(dir)));
+        }
+        if embedded_file(&name, "x").is_some() {
+            return Ok((Planetoid::embedded(&name)?, PlanetoidSource::Embedded));
+        }
+        let cache = PathBuf::from(CACHE_DIR);
+        if has_all(&cache, &name) {
+            return Ok((
+                Planetoid::load(&name, &cache)?,
+                PlanetoidSource::Cache(cache),
+            ));
+        }
+        #[cfg(feature = "download")]
+        {
+            crate::download_planetoid(&name, &cache, progress)?;
+            let data = Planetoid::load(&name, &cache)?;
+            Ok((data, PlanetoidSource::Downloaded(cache)))
+        }
+        #[cfg(not(feature = "download"))]
+        {
+            let _ = progress;
+            let missing = missing_in(&cache, &name);
+            Err(DataError::MissingFile {
+                hint: format!(
+                    "this build cannot download (feature `download` is off); {}",
+                    supply_hint(&cache, &missing)
+                ),
+                path: cache,
+            })
+        }
+    }
+
+    /// Loads `name` from the copy compiled into the crate (Cora and CiteSeer; feature
+    /// `embedded`, on by default): no file system, no network.
+    ///
+    /// # Errors
+    /// [`DataError::NotEmbedded`] for PubMed, an unknown name, or a build without the feature.
+    pub fn embedded(name: &str) -> Result<Planetoid, DataError> {
+        let name = known(name)?;
+        if embedded_file(&name, "x").is_none() {
+            return Err(DataError::NotEmbedded(name));
+        }
+        Planetoid::from_files(&name, |suffix| {
+            let file = file_name(&name, suffix);
+            let bytes = embedded_file(&name, suffix).expect("every file of an embedded dataset");
+            verified(Path::new(&file), &file, Cow::Borrowed(bytes))
+        })
+    }
+
+    /// Loads `name` (`cora`, `citeseer`, `pubmed`; any case) from the raw files directly in
+    /// `dir`.
+    ///
+    /// # Errors
+    /// A missing file (with where to get it), a checksum mismatch, a corrupt pickle, files that
+    /// do not fit together.
+    pub fn load(name: &str, dir: &Path) -> Result<Planetoid, DataError> {
+        let name = known(name)?;
+        Planetoid::from_files(&name, |suffix| read_from_dir(dir, &name, suffix))
+    }
+
+    /// Downloads the files of `name` missing from `dir` ([`crate::download_planetoid`], with
+    /// `progress`), then [`load`](Self::load)s it.
+    ///
+    /// # Errors
+    /// As [`crate::download_planetoid`] and [`load`](Self::load).
+    #[cfg(feature = "download")]
+    pub fn fetch(
+        name: &str,
+        dir: &Path,
+        progress: impl FnMut(DownloadEvent),
+    ) -> Result<Planetoid, DataError> {
+        crate::download_planetoid(name, dir, progress)?;
+        Planetoid::load(name, dir)
+    }
+}
