@@ -344,7 +344,9 @@ pub fn segment_softmax<const D: usize>(
 ///
 /// Computed as `m + log Σ exp(x - m)` with the segment maximum `m` (0 where it is not
 /// finite), so it is stable and `+inf` in a segment gives `+inf`. Its gradient is the
-/// [`segment_softmax`] of the rows.
+/// [`segment_softmax`] of the rows, except in a column whose rows are all `-inf`: there the
+/// output is `-inf` whatever finite change the rows see, and their gradient is 0 (not the NaN
+/// of `0 / 0`), as for an empty segment.
 ///
 /// # Shapes
 /// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
@@ -359,7 +361,11 @@ pub fn segment_logsumexp<const D: usize>(
     let max = segment_max(data.clone().detach(), segment_ids.clone(), num_segments);
     let shift = max.clone().mask_fill(max.is_inf(), 0.0);
     let shifted = data - shift.clone().select(0, segment_ids.clone());
-    segment_sum(shifted.exp(), segment_ids, num_segments).log() + shift
+    let sum = segment_sum(shifted.exp(), segment_ids, num_segments);
+    // Σ exp = 0 only for empty or all `-inf` columns (the maximum row adds 1 otherwise): take
+    // the log of 1 there and put `-inf` back, so that no 1/0 reaches the backward pass.
+    let dead = sum.clone().equal_elem(0.0);
+    (sum.mask_fill(dead.clone(), 1.0).log() + shift).mask_fill(dead, f64::NEG_INFINITY)
 }
 
 /// Population variance of each segment's rows (two-pass, as jraph); empty segments give 0.

@@ -36,7 +36,7 @@
 //! | [`segment_argmax`] / [`segment_argmin`] | `[N, ...]` Int | -1 | — |
 //! | [`segment_max_or_constant`] / [`segment_min_or_constant`] | `[N, ...]` | `constant` | as max / min |
 //! | [`segment_softmax`] | `[E, ...]` | — | `y (g - Σ g y)` |
-//! | [`segment_logsumexp`] | `[N, ...]` | `-inf` | softmax |
+//! | [`segment_logsumexp`] | `[N, ...]` | `-inf` | softmax; 0 for a column of only `-inf` rows |
 //! | [`segment_variance`] / [`segment_std`] / [`segment_normalize`] | as in jraph | 0 | composite |
 //! | [`segment_count`] | `[N]` Int | 0 | — |
 //! | [`partition_ids`], [`partition_sum`], [`partition_mean`], [`partition_max`], [`partition_min`], [`partition_softmax`] | ids `[E]`; `[P, ...]` | as above | as above |
@@ -115,6 +115,8 @@ mod fused;
 mod partition;
 pub mod reference;
 mod validate;
+#[cfg(feature = "wgpu")]
+mod wgpu_probe;
 
 pub use api::*;
 #[cfg(feature = "wgpu")]
@@ -124,3 +126,5 @@ pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
 pub use fused::{attention_softmax, sddmm, spmm};
 pub use partition::*;
 pub use validate::*;
+#[cfg(feature = "wgpu")]
+pub use wgpu_probe::{REQUIRE_WGPU_ENV, WgpuUnavailable, check_wgpu, wgpu_test_targets};

@@ -105,6 +105,34 @@ fn softmax_logsumexp() {
 }
 
 #[test]
+fn logsumexp_of_only_minus_infinity_rows_is_minus_infinity_with_zero_gradient() {
+    // Segment 0: column 0 only -inf, column 1 finite; segment 1: one -inf row beside a finite
+    // one in each column.
+    let x0 = [f64::NEG_INFINITY, 0.5, f64::NEG_INFINITY, -1.0, f64::NEG_INFINITY, 2.0, 1.0, 0.25];
+    let ids_ = [0, 0, 1, 1];
+    for t in autodiff_targets() {
+        let dev = &t.device;
+        let x = f32s(&x0, [4, D], dev).require_grad();
+        let out = seg::segment_logsumexp(x.clone(), ids(&ids_, dev, false), 2);
+        let got = read(out.clone());
+        let l = |a: f64, b: f64| (a.exp() + b.exp()).ln();
+        assert_close(&format!("{} logsumexp", t.name), &got[1..], &[l(0.5, -1.0), 1.0, l(2.0, 0.25)], 1e-5, 1e-6);
+        assert_eq!(got[0], f64::NEG_INFINITY, "{}", t.name);
+        let grads = out.mask_fill(got_inf_mask(&got, dev), 0.0).sum().backward();
+        let g = read(x.grad(&grads).expect("a gradient"));
+        let soft = |a: f64, b: f64| a.exp() / (a.exp() + b.exp());
+        let want = [0.0, soft(0.5, -1.0), 0.0, soft(-1.0, 0.5), 0.0, soft(2.0, 0.25), 1.0, soft(0.25, 2.0)];
+        assert_close(&format!("{} logsumexp gradient", t.name), &g, &want, 1e-5, 1e-6);
+    }
+}
+
+/// `[2, D]` mask of the infinite outputs.
+fn got_inf_mask(got: &[f64], dev: &burn::tensor::Device) -> Tensor<2, burn::tensor::Bool> {
+    let m: Vec<bool> = got.iter().map(|v| v.is_infinite()).collect();
+    Tensor::from_data(burn::tensor::TensorData::new(m, [2, D]), dev)
+}
+
+#[test]
 fn variance_std_normalize() {
     check("variance", &values(), |x, i| seg::segment_variance(x, i, N));
     check("std", &values(), |x, i| seg::segment_std(x, i, N));
