@@ -4,7 +4,7 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::segment_max_or_constant;
+use burn_segment::segment_max;
 
 use crate::aggregation::sum_into;
 
@@ -16,14 +16,16 @@ pub struct GcnConvConfig {
     pub d_input: usize,
     /// Output features per node.
     pub d_output: usize,
-    /// Add a self loop (weight 1, or 2 if `improved`) to every node that has none, as PyG's
-    /// `add_remaining_self_loops`. Existing self loops keep their weight.
+    /// One self loop per node, as PyG's `add_remaining_self_loops`: existing loops are removed
+    /// and replaced by one of the weight of the node's last existing loop, or 1 (2 if
+    /// `improved`) where the node had none.
     #[config(default = true)]
     pub add_self_loops: bool,
     /// Symmetric normalisation `D^-1/2 Â D^-1/2`; without it, a plain weighted sum.
     #[config(default = true)]
     pub normalize: bool,
-    /// Self loops of weight 2 (`Â = A + 2I`), PyG's `improved`.
+    /// Self loops of weight 2 (`Â = A + 2I`), PyG's `improved`. Also without edge weights,
+    /// where PyG's code computes `A + I` against its own docs.
     #[config(default = false)]
     pub improved: bool,
     /// Add a learnable bias after aggregation.
@@ -77,7 +79,8 @@ pub struct GcnNorm {
 // ANCHOR_END: gcnnorm
 
 /// GCN's edge normalisation of `graph` (see [`GcnConv`]), on the device: with
-/// `add_self_loops`, a loop of weight 1 (2 if `improved`) on every node without one; with
+/// `add_self_loops`, exactly one loop per node (the last existing loop's weight, else 1, or 2 if
+/// `improved`; other existing loops are dropped); with
 /// `normalize`, `D^-1/2 Â D^-1/2`. Shared by [`GcnConv`], [`SgConv`](crate::SgConv) and
 /// [`Appnp`](crate::Appnp).
 pub fn gcn_norm(
@@ -91,17 +94,10 @@ pub fn gcn_norm(
     let device = graph.device();
     let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
     let w = edge_weight.unwrap_or_else(|| Tensor::ones([e], &device));
-    let self_w = if add_self_loops {
-        let fill = if improved { 2.0 } else { 1.0 };
-        let has_loop = if e == 0 {
-            Tensor::<1>::zeros([n], &device)
-        } else {
-            let is_loop = senders.clone().equal(receivers.clone()).float();
-            segment_max_or_constant(is_loop, receivers.clone(), n, 0.0)
-        };
-        has_loop.neg().add_scalar(1.0).mul_scalar(fill)
+    let (w, self_w) = if add_self_loops {
+        remaining_self_loops(w, &senders, &receivers, n, improved)
     } else {
-        Tensor::zeros([n], &device)
+        (w, Tensor::zeros([n], &device))
     };
     if !normalize {
         return GcnNorm {
@@ -129,6 +125,36 @@ pub fn gcn_norm(
         edge_norm,
         self_norm,
     }
+}
+
+/// PyG's `add_remaining_self_loops` for the edge weights `w`: every existing self loop is
+/// removed (its weight set to 0) and each node gets exactly one, weighted as its last existing
+/// loop (in edge order, as PyG's scatter on CPU), else `fill` (1, or 2 if `improved`). Returns
+/// the edge weights and each node's loop weight `[N]`.
+fn remaining_self_loops(
+    w: Tensor<1>,
+    senders: &Tensor<1, Int>,
+    receivers: &Tensor<1, Int>,
+    n: usize,
+    improved: bool,
+) -> (Tensor<1>, Tensor<1>) {
+    let device = w.device();
+    let fill = Tensor::<1>::full([n], if improved { 2.0 } else { 1.0 }, &device);
+    let e = w.dims()[0];
+    if e == 0 {
+        return (w, fill);
+    }
+    let is_loop = senders.clone().equal(receivers.clone());
+    // The position of each node's last loop (-1, or the empty-segment value, without one).
+    let positions = Tensor::<1, Int>::arange(0..e as i64, &device);
+    let last = segment_max(
+        positions.mask_fill(is_loop.clone().bool_not(), -1),
+        receivers.clone(),
+        n,
+    );
+    let has_loop = last.clone().greater_equal_elem(0);
+    let loop_w = w.clone().select(0, last.clamp_min(0));
+    (w.mask_fill(is_loop, 0.0), fill.mask_where(has_loop, loop_w))
 }
 
 impl GcnNorm {

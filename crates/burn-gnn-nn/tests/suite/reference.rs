@@ -35,43 +35,68 @@ pub fn test_graph() -> (Vec<i64>, Vec<i64>, usize) {
     )
 }
 
+/// The test graph with node 1's self loop duplicated and two loops on node 3.
+pub fn looped_graph() -> (Vec<i64>, Vec<i64>, usize) {
+    (
+        vec![0, 1, 2, 0, 3, 1, 2, 2, 3, 1, 3],
+        vec![1, 1, 1, 2, 2, 0, 3, 3, 3, 1, 3],
+        5,
+    )
+}
+
+/// Dense `D^-1/2 Â D^-1/2` in f64, `Â[i][j]` the summed weights of edges `j -> i` after PyG's
+/// `add_remaining_self_loops`: every loop dropped, then one per node weighted as the node's
+/// last loop in edge order, else `fill`.
+pub fn gcn_dense(s: &[i64], r: &[i64], w: &[f64], n: usize, fill: f64) -> Vec<f64> {
+    let mut a = vec![0.0; n * n];
+    let mut own = vec![fill; n];
+    for e in 0..s.len() {
+        let (j, i) = (s[e] as usize, r[e] as usize);
+        if i == j {
+            own[i] = w[e];
+        } else {
+            a[i * n + j] += w[e];
+        }
+    }
+    (0..n).for_each(|i| a[i * n + i] = own[i]);
+    let deg: Vec<f64> = (0..n).map(|i| a[i * n..(i + 1) * n].iter().sum()).collect();
+    let dinv: Vec<f64> = deg
+        .iter()
+        .map(|&x| if x > 0.0 { x.powf(-0.5) } else { 0.0 })
+        .collect();
+    (0..n * n)
+        .map(|k| dinv[k / n] * a[k] * dinv[k % n])
+        .collect()
+}
+
 #[test]
 fn gcn_matches_dense_symmetric_normalisation() {
     for (name, d) in forward_devices() {
-        for improved in [false, true] {
+        for ((s, r, n), improved, weighted) in [test_graph(), looped_graph()]
+            .into_iter()
+            .flat_map(|g| [(false, false), (true, false), (false, true), (true, true)].map(move |(i, w)| (g.clone(), i, w)))
+        {
             let conv = GcnConvConfig::new(3, 2).with_improved(improved).init(&d);
-            let (s, r, n) = test_graph();
             let mut rng = Rng(5);
             let (xv, x) = random_x(&mut rng, n, 3, &d);
-            let w: Vec<f64> = (0..s.len()).map(|e| 0.5 + e as f64 / 4.0).collect();
-            let wt = Tensor::<1>::from_data(
-                burn::tensor::TensorData::new(
-                    w.iter().map(|&v| v as f32).collect::<Vec<_>>(),
-                    [w.len()],
-                ),
-                &d,
-            );
-            let got = host(conv.forward_weighted(x, &graph(&s, &r, n, &d), wt));
-            // Dense Â[i][j] = Σ weights of edges j -> i, plus `fill` on the diagonal of nodes
-            // without a self loop (PyG's add_remaining_self_loops), then D^-1/2 Â D^-1/2 X W + b.
-            let fill = if improved { 2.0 } else { 1.0 };
-            let mut a = vec![0.0; n * n];
-            let mut has_loop = vec![false; n];
-            for e in 0..s.len() {
-                a[r[e] as usize * n + s[e] as usize] += w[e];
-                has_loop[r[e] as usize] |= s[e] == r[e];
-            }
-            (0..n)
-                .filter(|&i| !has_loop[i])
-                .for_each(|i| a[i * n + i] += fill);
-            let deg: Vec<f64> = (0..n).map(|i| a[i * n..(i + 1) * n].iter().sum()).collect();
-            let dinv: Vec<f64> = deg
-                .iter()
-                .map(|&x| if x > 0.0 { x.powf(-0.5) } else { 0.0 })
+            let w: Vec<f64> = (0..s.len())
+                .map(|e| if weighted { 0.5 + e as f64 / 4.0 } else { 1.0 })
                 .collect();
-            let norm: Vec<f64> = (0..n * n)
-                .map(|k| dinv[k / n] * a[k] * dinv[k % n])
-                .collect();
+            let g = graph(&s, &r, n, &d);
+            let got = if weighted {
+                let wt = Tensor::<1>::from_data(
+                    burn::tensor::TensorData::new(
+                        w.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+                        [w.len()],
+                    ),
+                    &d,
+                );
+                host(conv.forward_weighted(x, &g, wt))
+            } else {
+                host(conv.forward(x, &g))
+            };
+            // `A + 2I` when improved, with or without weights (PyG ignores `improved` without).
+            let norm = gcn_dense(&s, &r, &w, n, if improved { 2.0 } else { 1.0 });
             let h = matmul(&xv, &host(conv.weight.val()), n, 3, 2);
             let mut want = matmul(&norm, &h, n, n, 2);
             add_bias(&mut want, &host(conv.bias.as_ref().unwrap().val()));
@@ -79,7 +104,7 @@ fn gcn_matches_dense_symmetric_normalisation() {
                 &got,
                 &want,
                 1e-4,
-                &format!("GcnConv(improved={improved}) on {name}"),
+                &format!("GcnConv(improved={improved}, weighted={weighted}) on {n}-node graph with {} edges, {name}", s.len()),
             );
         }
     }

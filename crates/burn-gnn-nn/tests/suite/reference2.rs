@@ -8,7 +8,7 @@ use burn_gnn_nn::{
 };
 
 use crate::common::*;
-use crate::reference::{add_bias, matmul, test_graph};
+use crate::reference::{add_bias, gcn_dense, looped_graph, matmul, test_graph};
 
 fn lin(x: &[f64], l: &burn::nn::Linear, rows: usize) -> Vec<f64> {
     let [d_in, d_out] = l.weight.dims();
@@ -19,23 +19,6 @@ fn lin(x: &[f64], l: &burn::nn::Linear, rows: usize) -> Vec<f64> {
     out
 }
 
-/// Dense `D^-1/2 Â D^-1/2` of the test graph, loops added where missing (as GcnConv).
-fn gcn_dense(s: &[i64], r: &[i64], n: usize) -> Vec<f64> {
-    let mut a = vec![0.0; n * n];
-    let mut has_loop = vec![false; n];
-    for e in 0..s.len() {
-        a[r[e] as usize * n + s[e] as usize] += 1.0;
-        has_loop[r[e] as usize] |= s[e] == r[e];
-    }
-    (0..n)
-        .filter(|&i| !has_loop[i])
-        .for_each(|i| a[i * n + i] += 1.0);
-    let deg: Vec<f64> = (0..n).map(|i| a[i * n..(i + 1) * n].iter().sum()).collect();
-    (0..n * n)
-        .map(|k| a[k] / (deg[k / n] * deg[k % n]).sqrt())
-        .collect()
-}
-
 #[test]
 fn propagation_layers_match_dense_references() {
     for (name, d) in forward_devices() {
@@ -43,32 +26,36 @@ fn propagation_layers_match_dense_references() {
         let g = graph(&s, &r, n, &d);
         let mut rng = Rng(21);
         let (xv, x) = random_x(&mut rng, n, 3, &d);
-        let a = gcn_dense(&s, &r, n);
-        // SGC, K = 2.
-        let sg = SgConvConfig::new(3, 2).with_k(2).init(&d);
-        let ax = matmul(&a, &matmul(&a, &xv, n, n, 3), n, n, 3);
-        assert_close(
-            &host(sg.forward(x.clone(), &g)),
-            &lin(&ax, &sg.lin, n),
-            1e-4,
-            &format!("SgConv on {name}"),
-        );
-        // APPNP, K = 3, alpha = 0.1.
-        let appnp = AppnpConfig::new(3, 0.1).init();
-        let mut h = xv.clone();
-        for _ in 0..3 {
-            h = matmul(&a, &h, n, n, 3)
-                .iter()
-                .zip(&xv)
-                .map(|(p, x0)| 0.9 * p + 0.1 * x0)
-                .collect();
+        // SGC and APPNP propagate with GCN's normalisation: also on duplicated self loops.
+        for (s, r, n) in [test_graph(), looped_graph()] {
+            let g = graph(&s, &r, n, &d);
+            let a = gcn_dense(&s, &r, &vec![1.0; s.len()], n, 1.0);
+            // SGC, K = 2.
+            let sg = SgConvConfig::new(3, 2).with_k(2).init(&d);
+            let ax = matmul(&a, &matmul(&a, &xv, n, n, 3), n, n, 3);
+            assert_close(
+                &host(sg.forward(x.clone(), &g)),
+                &lin(&ax, &sg.lin, n),
+                1e-4,
+                &format!("SgConv on {name}, {} edges", s.len()),
+            );
+            // APPNP, K = 3, alpha = 0.1.
+            let appnp = AppnpConfig::new(3, 0.1).init();
+            let mut h = xv.clone();
+            for _ in 0..3 {
+                h = matmul(&a, &h, n, n, 3)
+                    .iter()
+                    .zip(&xv)
+                    .map(|(p, x0)| 0.9 * p + 0.1 * x0)
+                    .collect();
+            }
+            assert_close(
+                &host(appnp.forward(x.clone(), &g)),
+                &h,
+                1e-4,
+                &format!("Appnp on {name}, {} edges", s.len()),
+            );
         }
-        assert_close(
-            &host(appnp.forward(x.clone(), &g)),
-            &h,
-            1e-4,
-            &format!("Appnp on {name}"),
-        );
         // Chebyshev, K = 3: L̃ = -D^-1/2 A D^-1/2 without loops, degrees over senders.
         let cheb = ChebConvConfig::new(3, 2, 3).init(&d).unwrap();
         let mut l = vec![0.0; n * n];
