@@ -2,6 +2,7 @@
 //! as JSON or a compact binary form (a magic header, a format version, then `postcard`).
 
 use std::collections::BTreeMap;
+#[cfg(all(feature = "json", feature = "binary"))]
 use std::path::Path;
 
 use burn::tensor::{DType, Device, TensorData};
@@ -11,8 +12,10 @@ use crate::graphs_tuple::index_tensor;
 use crate::{Feature, FeatureSet, GraphError, GraphsTuple};
 
 /// The first bytes of the binary form.
+#[cfg(feature = "binary")]
 const MAGIC: &[u8; 8] = b"BGNNGRF\0";
 /// The binary form's version; bumped on any incompatible change.
+#[cfg(feature = "binary")]
 const VERSION: u8 = 1;
 
 /// A feature's values, by element type.
@@ -164,6 +167,7 @@ impl FeatureSetData {
 }
 
 impl GraphData {
+    #[cfg(feature = "json")]
     /// As JSON.
     ///
     /// # Errors
@@ -182,6 +186,7 @@ impl GraphData {
         serde_json::to_string(self).map_err(|e| GraphError::Decode(e.to_string()))
     }
 
+    #[cfg(feature = "json")]
     /// Parses JSON written by [`to_json`](Self::to_json).
     ///
     /// # Errors
@@ -190,6 +195,7 @@ impl GraphData {
         serde_json::from_str(json).map_err(|e| GraphError::Decode(format!("JSON: {e}")))
     }
 
+    #[cfg(feature = "binary")]
     /// The compact binary form: `BGNNGRF\0`, a version byte, then `postcard` (varint integers,
     /// 4-byte f32). Holds any float, NaN included.
     pub fn to_bytes(&self) -> Result<Vec<u8>, GraphError> {
@@ -198,6 +204,7 @@ impl GraphData {
         postcard::to_extend(self, out).map_err(|e| GraphError::Decode(e.to_string()))
     }
 
+    #[cfg(feature = "binary")]
     /// Parses the binary form.
     ///
     /// # Errors
@@ -216,6 +223,7 @@ impl GraphData {
         }
     }
 
+    #[cfg(all(feature = "json", feature = "binary"))]
     /// Writes the graph to `path`: JSON if the path ends in `.json`, the binary form otherwise.
     ///
     /// # Errors
@@ -231,6 +239,7 @@ impl GraphData {
         Ok(())
     }
 
+    #[cfg(all(feature = "json", feature = "binary"))]
     /// Reads a graph written by [`save`](Self::save).
     ///
     /// # Errors
@@ -248,6 +257,7 @@ impl GraphData {
     }
 }
 
+#[cfg(all(feature = "json", feature = "binary"))]
 fn is_json(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))

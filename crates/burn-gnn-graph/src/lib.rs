@@ -36,6 +36,7 @@ mod feature;
 mod graphs_tuple;
 mod hetero;
 mod padding;
+#[cfg(feature = "petgraph")]
 mod petgraph_conv;
 mod reorder;
 mod sparse;
@@ -52,10 +53,12 @@ pub use hetero::{
     EDGE_TYPE, EdgeSet, EdgeSetData, EdgeType, HeteroGraph, HeteroGraphBuilder, HeteroGraphData, NODE_TYPE, NodeSet,
     NodeSetData,
 };
+#[cfg(feature = "petgraph")]
 pub use petgraph_conv::FeatureRow;
 pub use reorder::Permuted;
 pub use sparse::SparseMatrix;
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};
 
 /// The `petgraph` version the conversions use.
+#[cfg(feature = "petgraph")]
 pub use petgraph;

@@ -11,7 +11,9 @@ use crate::FeatureSetData;
 use crate::GraphError;
 use crate::graphs_tuple::{host_ints, index_tensor};
 
+#[cfg(feature = "binary")]
 const MAGIC: &[u8; 8] = b"BGNNHET\0";
+#[cfg(feature = "binary")]
 const VERSION: u8 = 1;
 
 /// A node set on the host.
@@ -58,6 +60,7 @@ pub struct HeteroGraphData {
 }
 
 impl HeteroGraphData {
+    #[cfg(feature = "json")]
     /// As JSON.
     ///
     /// # Errors
@@ -82,6 +85,7 @@ impl HeteroGraphData {
         serde_json::to_string(self).map_err(|e| GraphError::Decode(e.to_string()))
     }
 
+    #[cfg(feature = "json")]
     /// Parses JSON written by [`to_json`](Self::to_json).
     ///
     /// # Errors
@@ -90,6 +94,7 @@ impl HeteroGraphData {
         serde_json::from_str(json).map_err(|e| GraphError::Decode(format!("JSON: {e}")))
     }
 
+    #[cfg(feature = "binary")]
     /// The compact binary form: `BGNNHET\0`, a version byte, then `postcard`.
     ///
     /// # Errors
@@ -100,6 +105,7 @@ impl HeteroGraphData {
         postcard::to_extend(self, out).map_err(|e| GraphError::Decode(e.to_string()))
     }
 
+    #[cfg(feature = "binary")]
     /// Parses the binary form.
     ///
     /// # Errors
