@@ -5,8 +5,8 @@
 //!   it (the papers' models and dropout, forward, cross-entropy on the 140 training nodes plus
 //!   weight decay, backward, Adam step), with the 1433 bag-of-words features as a dense
 //!   `[2708, 1433]` tensor or as a `SparseMatrix` (1.3 % non-zero) through `forward_sparse`.
-//!   Cora is read from `BURN_GNN_DATA_DIR`, else `datasets/cache/planetoid`, else
-//!   `../shared/datasets/planetoid/raw`; the group is skipped (with a message) without it.
+//!   Cora comes from `Planetoid::open` (`BURN_GNN_DATA_DIR` if it has the files, else the
+//!   copy embedded in `burn-gnn-data`).
 //! - `conv/{gcn,gat,sage}/E=…`: one layer's forward + backward (`sum` of the output) on a
 //!   directed Erdős–Rényi graph with `E` edges, `N = E / 10` nodes and 64 → 64 features (GAT: 8
 //!   heads of 8), receiver-sorted as the examples keep them; throughput in edges. Sizes 1e5,
@@ -34,7 +34,6 @@
 //! `GNN_BENCH_RETAIN_FREED=0` leaves glibc's defaults (fresh mappings for blocks over 32 MiB).
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use burn::module::Module;
@@ -67,15 +66,8 @@ fn base() -> Device {
     }
 }
 
-fn cora() -> Option<Planetoid> {
-    let dirs = [
-        std::env::var_os("BURN_GNN_DATA_DIR").map(PathBuf::from),
-        Some(PathBuf::from("datasets/cache/planetoid")),
-        Some(PathBuf::from("../shared/datasets/planetoid/raw")),
-    ];
-    dirs.into_iter()
-        .flatten()
-        .find_map(|d| Planetoid::load("cora", &d).ok())
+fn cora() -> Result<Planetoid, burn_gnn_data::DataError> {
+    Planetoid::open("cora", None, |_| {}).map(|(data, _)| data)
 }
 
 /// What one epoch needs: the graph, both feature forms, the training rows and labels.
@@ -142,10 +134,7 @@ fn epoch<M: Model>(
 }
 
 fn cora_epoch(crit: &mut Criterion) {
-    let Some(data) = cora() else {
-        eprintln!("cora_epoch: no Cora raw files found (set BURN_GNN_DATA_DIR); skipped");
-        return;
-    };
+    let data = cora().unwrap_or_else(|e| panic!("cora_epoch: cannot load Cora: {e}"));
     let device = base().autodiff();
     let graph = data.graph(&device).expect("valid").sort_by_receiver();
     let dense = graph.node_tensor::<2>().expect("features");

@@ -37,11 +37,16 @@ impl NodeClassifier for Gcn {
 }
 
 fn main() {
-    let args = common::parse_args("gcn_cora", 200, 0);
+    let args = common::NodeArgs::parse_for(
+        "gcn_cora",
+        "Train the GCN of Kipf & Welling (2017) on a Planetoid dataset over several seeds",
+        "200",
+        "0",
+    );
     let setup = Setup {
         lr: 0.01,
         weight_decay: 5e-4,
-        epochs: args.epochs,
+        epochs: args.epochs as usize,
         stopping: if args.patience == 0 {
             Stopping::BestValAcc
         } else {
@@ -56,7 +61,7 @@ fn main() {
     };
     common::run_node_classification(
         "gcn_cora",
-        "GCN paper: Cora 81.5, CiteSeer 70.3",
+        "GCN paper: Cora 81.5, CiteSeer 70.3, PubMed 79.0",
         &args,
         setup,
         make,

@@ -27,6 +27,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::synthetic::{self, SplitMix64, SyntheticGraph};
 use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{Gin, StackConfig, global_mean_pool};
+use clap::Parser;
 
 const CLASSES: [&str; 3] = ["Erdős–Rényi", "block model", "Barabási–Albert"];
 
@@ -64,23 +65,17 @@ fn sample(class: usize, n: usize, seed: u64) -> SyntheticGraph {
     .expect("valid generator arguments")
 }
 
+/// Graph classification with GIN over batched synthetic graphs of three generators.
+#[derive(Parser)]
+#[command(name = "graph_classification")]
+struct Args {
+    /// Training epochs.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    epochs: u64,
+}
+
 fn main() {
-    let mut epochs = 60usize;
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        match (
-            flag.as_str(),
-            it.next()
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&v| v > 0),
-        ) {
-            ("--epochs", Some(v)) => epochs = v,
-            _ => {
-                eprintln!("usage: graph_classification [--epochs N]  (N >= 1)");
-                std::process::exit(2);
-            }
-        }
-    }
+    let Args { epochs } = Args::parse();
     let device = Device::flex().autodiff();
     device.seed(0);
     let mut rng = SplitMix64::new(42);

@@ -22,68 +22,34 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::{NeighborLoader, SampledBatch};
 use burn_gnn_nn::{GraphSage, StackConfig};
-use common::exit_with;
+use clap::Parser;
+use common::cli::{at_least, positive_f64};
 use common::large::{BLOCKS, FEATURES, LargeGraph, large_graph, peak_rss_mb};
-use common::progress::Progress;
+use common::{Backend, Progress, exit_with};
 
+/// GraphSAGE with neighbour sampling (fan-outs 15 and 10) on a generated graph of a million
+/// nodes and ten million edges.
+#[derive(Debug, Parser)]
+#[command(name = "graphsage_large")]
 struct Args {
+    /// Nodes of the generated graph.
+    #[arg(long, default_value_t = 1_000_000, value_parser = at_least::<1000>)]
     nodes: usize,
+    /// Mean number of incoming edges per node.
+    #[arg(long, default_value_t = 10.0, value_parser = positive_f64)]
     degree: f64,
+    /// Epochs.
+    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
     epochs: usize,
+    /// Seed nodes per mini-batch.
+    #[arg(long, default_value_t = 1024, value_parser = at_least::<1>)]
     batch_size: usize,
+    /// Stop each epoch after this many batches [default: all].
+    #[arg(long, value_parser = at_least::<1>)]
     max_batches: Option<usize>,
-    backend: String,
-}
-
-fn parse_args() -> Args {
-    let usage = "usage: graphsage_large [--nodes N] [--degree D] [--epochs N] [--batch-size N] \
-                 [--max-batches N] [--backend flex|ndarray|wgpu]";
-    let mut a = Args {
-        nodes: 1_000_000,
-        degree: 10.0,
-        epochs: 1,
-        batch_size: 1024,
-        max_batches: None,
-        backend: "flex".into(),
-    };
-    let mut it = std::env::args().skip(1);
-    let parsed: Result<(), String> = (|| {
-        while let Some(flag) = it.next() {
-            let v = it.next().ok_or(format!("{flag} needs a value\n{usage}"))?;
-            let num = |v: &str| {
-                v.parse::<usize>()
-                    .map_err(|_| format!("{flag} takes a number, got `{v}`"))
-            };
-            match flag.as_str() {
-                "--nodes" => a.nodes = num(&v)?,
-                "--degree" => {
-                    a.degree = v
-                        .parse()
-                        .map_err(|_| format!("--degree takes a number, got `{v}`"))?
-                }
-                "--epochs" => a.epochs = num(&v)?,
-                "--batch-size" => a.batch_size = num(&v)?,
-                "--max-batches" => a.max_batches = Some(num(&v)?),
-                "--backend" => a.backend = v,
-                other => return Err(format!("unknown flag `{other}`\n{usage}")),
-            }
-        }
-        if a.nodes < 1000
-            || a.epochs == 0
-            || a.batch_size == 0
-            || a.degree.is_nan()
-            || a.degree <= 0.0
-        {
-            return Err(format!(
-                "need --nodes ≥ 1000, positive --epochs, --batch-size and --degree\n{usage}"
-            ));
-        }
-        Ok(())
-    })();
-    if let Err(e) = parsed {
-        exit_with(2, e);
-    }
-    a
+    /// The backend to train on.
+    #[arg(long, value_enum, default_value_t = Backend::Flex)]
+    backend: Backend,
 }
 
 /// Loss and accuracy on the seeds of one sampled batch.
@@ -123,8 +89,8 @@ fn evaluate(
 }
 
 fn main() {
-    let args = parse_args();
-    let base = common::device(&args.backend).unwrap_or_else(|e| exit_with(2, e));
+    let args = Args::parse();
+    let base = args.backend.device_or_exit();
     let train_dev = base.clone().autodiff();
     let start = Instant::now();
     let n = args.nodes;

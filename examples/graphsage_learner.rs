@@ -32,82 +32,75 @@ use burn::train::{
 use burn_gnn::data::NeighborLoader;
 use burn_gnn::nn::{GraphSage, StackConfig};
 use burn_gnn::train::{NodeClassification, SampledNodeLoader};
-use common::exit_with;
+use clap::{Parser, ValueEnum};
+use common::cli::at_least;
 use common::large::{BLOCKS, FEATURES, LargeGraph, large_graph, peak_rss_mb};
+use common::{Backend, exit_with};
 
-struct Args {
-    nodes: usize,
-    epochs: usize,
-    batch_size: usize,
-    devices: usize,
-    strategy: String,
-    backend: String,
+/// How training is spread over devices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Strategy {
+    /// One device.
+    Single,
+    /// Replicas on every device, gradients summed on the first (any backend).
+    Multi,
+    /// Replicas that all-reduce gradients (Burn's collectives: CUDA only in Burn 0.22).
+    Ddp,
 }
 
-fn parse_args() -> Args {
-    let usage = "usage: graphsage_learner [--nodes N] [--epochs N] [--batch-size N] [--devices N] \
-                 [--strategy single|multi|ddp] [--backend flex|ndarray|wgpu]";
-    let mut a = Args {
-        nodes: 1_000_000,
-        epochs: 1,
-        batch_size: 1024,
-        devices: 1,
-        strategy: String::new(),
-        backend: "flex".into(),
-    };
-    let mut it = std::env::args().skip(1);
-    let parsed: Result<(), String> = (|| {
-        while let Some(flag) = it.next() {
-            let v = it.next().ok_or(format!("{flag} needs a value\n{usage}"))?;
-            let num = |v: &str| {
-                v.parse::<usize>()
-                    .map_err(|_| format!("{flag} takes a number, got `{v}`"))
-            };
-            match flag.as_str() {
-                "--nodes" => a.nodes = num(&v)?,
-                "--epochs" => a.epochs = num(&v)?,
-                "--batch-size" => a.batch_size = num(&v)?,
-                "--devices" => a.devices = num(&v)?,
-                "--strategy" => a.strategy = v,
-                "--backend" => a.backend = v,
-                other => return Err(format!("unknown flag `{other}`\n{usage}")),
+/// GraphSAGE over sampled mini-batches under burn-train's `Learner`.
+#[derive(Debug, Parser)]
+#[command(name = "graphsage_learner")]
+struct Args {
+    /// Nodes of the generated graph.
+    #[arg(long, default_value_t = 1_000_000, value_parser = at_least::<1000>)]
+    nodes: usize,
+    /// Epochs.
+    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
+    epochs: usize,
+    /// Seed nodes per mini-batch.
+    #[arg(long, default_value_t = 1024, value_parser = at_least::<1>)]
+    batch_size: usize,
+    /// Devices to train on.
+    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
+    devices: usize,
+    /// The execution strategy [default: single for one device, multi for more].
+    #[arg(long, value_enum)]
+    strategy: Option<Strategy>,
+    /// The backend to train on.
+    #[arg(long, value_enum, default_value_t = Backend::Flex)]
+    backend: Backend,
+}
+
+impl Args {
+    /// The strategy, checked against the devices and the backend (usage errors).
+    fn strategy(&self) -> Result<Strategy, String> {
+        let strategy = self.strategy.unwrap_or(if self.devices == 1 {
+            Strategy::Single
+        } else {
+            Strategy::Multi
+        });
+        match strategy {
+            Strategy::Ddp if self.backend != Backend::Wgpu => Err(format!(
+                "--strategy ddp all-reduces gradients with Burn's collectives, which the {:?} \
+                 backend does not have (Burn 0.22 implements them on CUDA only); use --strategy \
+                 multi",
+                self.backend
+            )),
+            Strategy::Single if self.devices != 1 => {
+                Err("--strategy single takes --devices 1".into())
             }
+            s => Ok(s),
         }
-        if a.nodes < 1000 || a.epochs == 0 || a.batch_size == 0 || a.devices == 0 {
-            return Err(format!(
-                "need --nodes ≥ 1000 and positive --epochs, --batch-size and --devices\n{usage}"
-            ));
-        }
-        if a.strategy.is_empty() {
-            a.strategy = if a.devices == 1 { "single" } else { "multi" }.into();
-        }
-        match (a.strategy.as_str(), a.devices) {
-            ("ddp", _) if a.backend != "wgpu" => {
-                return Err(format!(
-                    "--strategy ddp all-reduces gradients with Burn's collectives, which the \
-                     {} backend does not have (Burn 0.22 implements them on CUDA only); use \
-                     --strategy multi",
-                    a.backend
-                ));
-            }
-            ("single", 1) | ("multi" | "ddp", _) => {}
-            ("single", _) => return Err("--strategy single takes --devices 1".into()),
-            (other, _) => return Err(format!("unknown strategy `{other}`\n{usage}")),
-        }
-        Ok(())
-    })();
-    if let Err(e) = parsed {
-        exit_with(2, e);
     }
-    a
 }
 
 /// The devices training runs on.
 fn devices(args: &Args) -> Result<Vec<Device>, String> {
-    let base = common::device(&args.backend)?;
-    Ok(match args.backend.as_str() {
+    let base = args.backend.device()?;
+    Ok(match args.backend {
         #[cfg(feature = "wgpu")]
-        "wgpu" if args.devices > 1 => (0..args.devices)
+        Backend::Wgpu if args.devices > 1 => (0..args.devices)
             .map(|i| Device::wgpu(burn::tensor::DeviceKind::DiscreteGpu(i)))
             .collect(),
         _ => vec![base; args.devices],
@@ -115,7 +108,8 @@ fn devices(args: &Args) -> Result<Vec<Device>, String> {
 }
 
 fn main() {
-    let args = parse_args();
+    let args = Args::parse();
+    let strategy = args.strategy().unwrap_or_else(|e| exit_with(2, e));
     let devices = devices(&args).unwrap_or_else(|e| exit_with(2, e));
     let base = devices[0].clone();
     let start = Instant::now();
@@ -160,12 +154,12 @@ fn main() {
     let model = GraphSage::new(&config, &train_dev).unwrap_or_else(|e| exit_with(2, e));
     // ANCHOR: strategy
     let autodiff: Vec<Device> = devices.iter().map(|d| d.clone().autodiff()).collect();
-    let strategy = match args.strategy.as_str() {
-        "single" => ExecutionStrategy::single(train_dev),
+    let strategy = match strategy {
+        Strategy::Single => ExecutionStrategy::single(train_dev),
         // Gradients moved to the first device and summed there: any backend.
-        "multi" => ExecutionStrategy::multi(autodiff, MultiDeviceOptim::OptimMainDevice),
+        Strategy::Multi => ExecutionStrategy::multi(autodiff, MultiDeviceOptim::OptimMainDevice),
         // All-reduce between replicas: Burn 0.22 implements the collectives on CUDA only.
-        _ => ExecutionStrategy::ddp(
+        Strategy::Ddp => ExecutionStrategy::ddp(
             autodiff,
             DistributedConfig {
                 all_reduce_op: ReduceOperation::Mean,

@@ -34,8 +34,10 @@ use burn_gnn_nn::{
     HanConvConfig, HeteroLayer, HeteroSageConfig, HgtConvConfig, NodeFeatures, RgcnConv,
     RgcnConvConfig,
 };
-use common::progress::Progress;
-use common::{EpochRow, Outputs, exit_with};
+use clap::{Parser, ValueEnum};
+use common::{
+    Backend, EpochRow, Outputs, Progress, SeedResult, Setup, Stopping, Summary, exit_with,
+};
 
 const HIDDEN: usize = 64;
 
@@ -142,66 +144,57 @@ impl PaperClassifier for Mlp {
 }
 // ANCHOR_END: models
 
+/// A model to compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Model {
+    /// Heterogeneous GraphSAGE (one SAGE convolution per relation, summed).
+    Sage,
+    /// RGCN with 4 bases, on the homogeneous form with edge types.
+    Rgcn,
+    /// HGT, 4 heads.
+    Hgt,
+    /// HAN, one layer of 8 heads.
+    Han,
+    /// An MLP on the paper features alone: what the graph adds to.
+    Mlp,
+}
+
+/// Paper topics on a generated heterogeneous academic graph: heterogeneous GraphSAGE, RGCN,
+/// HGT, HAN and a graph-blind MLP.
+#[derive(Debug, Parser)]
+#[command(name = "hetero_academic")]
 struct Args {
-    model: String,
-    backend: String,
-    epochs: usize,
-    seeds: usize,
-    papers: usize,
-    out: PathBuf,
+    /// The model to train.
+    #[arg(long, value_enum, default_value_t = Model::Sage)]
+    model: Model,
+    /// The backend to train on.
+    #[arg(long, value_enum, default_value_t = Backend::Flex)]
+    backend: Backend,
+    /// Epochs per seed.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    epochs: u64,
+    /// Seeds to train, 0..N.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: u64,
+    /// Papers in the generated graph (authors: 40 % of that).
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..))]
+    papers: u64,
+    /// Where metrics, curves and checkpoints go [default: runs/hetero_academic-<model>].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Only evaluate the checkpoint given with --checkpoint, and check it against the
+    /// summary.json written beside it.
+    #[arg(long, requires = "checkpoint")]
+    eval_only: bool,
+    /// A checkpoint (`seed-<N>.bpk`) to evaluate; goes with --eval-only.
+    #[arg(long, requires = "eval_only")]
     checkpoint: Option<PathBuf>,
 }
 
-fn parse_args() -> Args {
-    let usage = "usage: hetero_academic [--model sage|rgcn|hgt|han|mlp] [--backend flex|ndarray|wgpu] \
-                 [--epochs N] [--seeds N] [--papers N] [--out DIR] [--eval-only --checkpoint FILE]";
-    let mut a = Args {
-        model: "sage".into(),
-        backend: "flex".into(),
-        epochs: 100,
-        seeds: 5,
-        papers: 3000,
-        out: PathBuf::new(),
-        checkpoint: None,
-    };
-    let (mut out, mut eval_only) = (None, false);
-    let mut it = std::env::args().skip(1);
-    let parsed: Result<(), String> = (|| {
-        while let Some(flag) = it.next() {
-            let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-            let number = |v: String| {
-                v.parse::<usize>()
-                    .map_err(|_| format!("{flag} takes a number, got `{v}`"))
-            };
-            match flag.as_str() {
-                "--model" => a.model = value()?,
-                "--backend" => a.backend = value()?,
-                "--epochs" => a.epochs = number(value()?)?,
-                "--seeds" => a.seeds = number(value()?)?,
-                "--papers" => a.papers = number(value()?)?,
-                "--out" => out = Some(PathBuf::from(value()?)),
-                "--eval-only" => eval_only = true,
-                "--checkpoint" => a.checkpoint = Some(PathBuf::from(value()?)),
-                "-h" | "--help" => return Err(usage.into()),
-                other => return Err(format!("unknown flag `{other}`\n{usage}")),
-            }
-        }
-        if !["sage", "rgcn", "hgt", "han", "mlp"].contains(&a.model.as_str()) {
-            return Err(format!("unknown model `{}`\n{usage}", a.model));
-        }
-        if a.seeds == 0 || a.epochs == 0 || a.papers < 100 {
-            return Err("--seeds and --epochs must be at least 1, --papers at least 100".into());
-        }
-        if eval_only != a.checkpoint.is_some() {
-            return Err("--eval-only and --checkpoint FILE go together".into());
-        }
-        Ok(())
-    })();
-    if let Err(e) = parsed {
-        exit_with(2, e);
+impl Args {
+    fn model_name(&self) -> String {
+        format!("{:?}", self.model).to_lowercase()
     }
-    a.out = out.unwrap_or_else(|| PathBuf::from(format!("runs/hetero_academic-{}", a.model)));
-    a
 }
 
 /// Validation loss, validation accuracy and test accuracy.
@@ -221,7 +214,7 @@ fn evaluate<M: PaperClassifier>(model: &M, d: &Data) -> (f64, f64, f64) {
 }
 
 fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Device) -> M) {
-    let base = common::device(&args.backend).unwrap_or_else(|e| exit_with(2, e));
+    let base = args.backend.device_or_exit();
     let train_dev = base.clone().autodiff();
     let (train, eval) = (Data::new(academic, &train_dev), Data::new(academic, &base));
     if let Some(path) = &args.checkpoint {
@@ -231,33 +224,43 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
             "{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}",
             path.display()
         );
-        common::check_against_summary(path, &args.backend, (val_acc, test_acc));
+        common::verify_checkpoint(path, args.backend, (val_acc, test_acc));
         return;
     }
-    let outputs = Outputs::create(args.out.clone());
+    let model_name = args.model_name();
+    let out = args.out.clone();
+    let outputs = Outputs::create(
+        out.unwrap_or_else(|| PathBuf::from(format!("runs/hetero_academic-{model_name}"))),
+    );
+    let setup = Setup {
+        lr: 0.01,
+        weight_decay: 5e-4,
+        epochs: args.epochs as usize,
+        stopping: Stopping::BestValAcc,
+    };
     let (mut results, mut rows) = (vec![], vec![]);
     let start = Instant::now();
     let loss_fn = CrossEntropyLossConfig::new().init(&train_dev);
     let train_labels = train.labels.clone().select(0, train.train.clone());
-    for seed in 0..args.seeds as u64 {
+    for seed in 0..args.seeds {
         train_dev.seed(seed);
         let seed_start = Instant::now();
         let mut model = make(&train_dev);
         let mut optim = AdamConfig::new()
-            .with_weight_decay(Some(WeightDecayConfig::new(5e-4)))
+            .with_weight_decay(Some(WeightDecayConfig::new(setup.weight_decay as f32)))
             .init();
         let mut bar = Progress::new(
             args.epochs as u64,
-            format!("{} seed {}/{}", args.model, seed + 1, args.seeds),
+            format!("{model_name} seed {}/{}", seed + 1, args.seeds),
         );
         let mut best: Option<(M, usize, f64, f64, f64)> = None;
-        for epoch in 1..=args.epochs {
+        for epoch in 1..=setup.epochs {
             let logits = model.logits(&train).select(0, train.train.clone());
             let train_acc = common::fraction_right(logits.clone(), train_labels.clone());
             let loss = loss_fn.forward(logits, train_labels.clone());
             let train_loss = loss.clone().into_scalar::<f64>();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(0.01, model, grads);
+            model = optim.step(setup.lr, model, grads);
             let valid = model.valid();
             let (val_loss, val_acc, test_acc) = evaluate(&valid, &eval);
             rows.push(EpochRow {
@@ -281,58 +284,36 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
         bar.finish(format!(
             "kept epoch {epoch}: val acc {val_acc:.3}, test acc {test_acc:.3}"
         ));
-        outputs.save_model(kept, seed);
-        results.push((
+        results.push(SeedResult {
             seed,
-            epoch,
+            kept_epoch: epoch,
+            epochs_run: setup.epochs,
             val_acc,
             val_loss,
             test_acc,
-            seed_start.elapsed().as_secs_f64(),
-        ));
+            seconds: seed_start.elapsed().as_secs_f64(),
+            checkpoint: Some(outputs.save_model(kept, seed)),
+        });
     }
-    let tests: Vec<f64> = results.iter().map(|r| r.4).collect();
-    let (mean, std) = common::mean_std(&tests);
-    let total = start.elapsed().as_secs_f64();
-    println!("\n seed | kept epoch | val acc | test acc | seconds");
-    for r in &results {
-        println!(
-            " {:>4} | {:>10} | {:>7.3} | {:>8.3} | {:>7.1}",
-            r.0, r.1, r.2, r.4, r.5
-        );
-    }
-    println!(
-        "\n{} test accuracy over {} seed(s): {:.1} ± {:.1} %; {total:.0} s in all",
-        args.model,
-        tests.len(),
-        100.0 * mean,
-        100.0 * std
+    let run = format!("{model_name} on {} papers", academic.config.papers);
+    let seconds = start.elapsed().as_secs_f64();
+    let summary = Summary::new(
+        "hetero_academic",
+        &run,
+        args.backend,
+        &setup,
+        results,
+        seconds,
     );
-    let summary = serde_json::json!({
-        "example": "hetero_academic", "model": args.model, "backend": args.backend,
-        "papers": academic.config.papers, "epochs": args.epochs,
-        "test_acc_mean": mean, "test_acc_std": std, "seconds": total,
-        "seeds": results.iter().map(|r| serde_json::json!({
-            "seed": r.0, "kept_epoch": r.1, "val_acc": r.2, "val_loss": r.3, "test_acc": r.4,
-            "seconds": r.5, "checkpoint": outputs.checkpoint(r.0),
-        })).collect::<Vec<_>>(),
-    });
-    let written = outputs.write_all(&format!("hetero_academic, {}", args.model), summary, &rows);
-    println!(
-        "wrote {}",
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    summary.print("MLP on the paper features: the floor");
+    outputs.write_all(&format!("hetero_academic, {run}"), &summary, &rows);
 }
 
 fn main() {
-    let args = parse_args();
+    let args = Args::parse();
     let academic = Academic::generate(AcademicConfig {
-        papers: args.papers,
-        authors: args.papers * 2 / 5,
+        papers: args.papers as usize,
+        authors: args.papers as usize * 2 / 5,
         ..AcademicConfig::default()
     })
     .unwrap_or_else(|e| exit_with(2, e));
@@ -353,8 +334,8 @@ fn main() {
     );
     let dropout = || DropoutConfig::new(0.5).init();
     let head = |d: &Device| LinearConfig::new(HIDDEN, classes).init(d);
-    match args.model.as_str() {
-        "sage" => run(&args, &academic, |d| Stack {
+    match args.model {
+        Model::Sage => run(&args, &academic, |d| Stack {
             layers: [d_in, HIDDEN]
                 .iter()
                 .map(|&i| {
@@ -366,7 +347,7 @@ fn main() {
             head: head(d),
             dropout: dropout(),
         }),
-        "rgcn" => run(&args, &academic, |d| Rgcn {
+        Model::Rgcn => run(&args, &academic, |d| Rgcn {
             layers: [d_in, HIDDEN]
                 .iter()
                 .map(|&i| {
@@ -379,7 +360,7 @@ fn main() {
             head: head(d),
             dropout: dropout(),
         }),
-        "hgt" => run(&args, &academic, |d| Stack {
+        Model::Hgt => run(&args, &academic, |d| Stack {
             layers: [d_in, HIDDEN]
                 .iter()
                 .map(|&i| {
@@ -392,7 +373,7 @@ fn main() {
             head: head(d),
             dropout: dropout(),
         }),
-        "han" => run(&args, &academic, |d| Stack {
+        Model::Han => run(&args, &academic, |d| Stack {
             layers: vec![
                 HanConvConfig::new(d_in, HIDDEN, types.clone(), edge_types.clone())
                     .with_heads(8)
@@ -402,7 +383,7 @@ fn main() {
             head: head(d),
             dropout: dropout(),
         }),
-        _ => run(&args, &academic, |d| Mlp {
+        Model::Mlp => run(&args, &academic, |d| Mlp {
             hidden: LinearConfig::new(d_in, HIDDEN).init(d),
             head: head(d),
             dropout: dropout(),

@@ -5,8 +5,9 @@
 //! mean over incoming edges is `segment_mean(h[senders], receivers, num_nodes)`. Averaging over
 //! neighbours denoises the features, so the GNN beats a per-node model (printed for comparison).
 //!
-//! Run: `cargo run --release --example message_passing` (flags: `--backend flex|ndarray`,
-//! `--epochs N`, `--seed S`).
+//! Run: `cargo run --release --example message_passing` (`-- --help` lists the flags).
+
+mod common;
 
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
@@ -16,6 +17,8 @@ use burn::tensor::activation::relu;
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use burn_gnn_graph::GraphsTuple;
 use burn_segment::segment_mean;
+use clap::Parser;
+use common::Backend;
 
 const NODES_PER_COMMUNITY: usize = 150;
 const FEATURES: usize = 8;
@@ -32,11 +35,18 @@ impl SageLayer {
     fn new(d_input: usize, d_output: usize, device: &Device) -> Self {
         Self {
             self_weight: LinearConfig::new(d_input, d_output).init(device),
-            neighbour_weight: LinearConfig::new(d_input, d_output).with_bias(false).init(device),
+            neighbour_weight: LinearConfig::new(d_input, d_output)
+                .with_bias(false)
+                .init(device),
         }
     }
 
-    fn forward(&self, h: Tensor<2>, senders: Tensor<1, Int>, receivers: Tensor<1, Int>) -> Tensor<2> {
+    fn forward(
+        &self,
+        h: Tensor<2>,
+        senders: Tensor<1, Int>,
+        receivers: Tensor<1, Int>,
+    ) -> Tensor<2> {
         let n = h.dims()[0];
         let messages = h.clone().select(0, senders);
         let aggregated = segment_mean(messages, receivers, n);
@@ -52,7 +62,12 @@ struct Gnn {
 }
 
 impl Gnn {
-    fn forward(&self, x: Tensor<2>, senders: Tensor<1, Int>, receivers: Tensor<1, Int>) -> Tensor<2> {
+    fn forward(
+        &self,
+        x: Tensor<2>,
+        senders: Tensor<1, Int>,
+        receivers: Tensor<1, Int>,
+    ) -> Tensor<2> {
         let h = relu(self.layer1.forward(x, senders.clone(), receivers.clone()));
         self.layer2.forward(h, senders, receivers)
     }
@@ -61,7 +76,10 @@ impl Gnn {
 struct Rng(u64);
 impl Rng {
     fn next_f64(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
 }
@@ -90,35 +108,63 @@ fn stochastic_block_model(seed: u64) -> Graph {
     }
     let features = (0..n * FEATURES)
         .map(|k| {
-            let signal = if labels[k / FEATURES] == 0 { 0.15 } else { -0.15 };
+            let signal = if labels[k / FEATURES] == 0 {
+                0.15
+            } else {
+                -0.15
+            };
             (signal + 2.0 * (rng.next_f64() - 0.5)) as f32
         })
         .collect();
-    Graph { senders, receivers, features, labels }
+    Graph {
+        senders,
+        receivers,
+        features,
+        labels,
+    }
 }
 
 fn accuracy(logits: Tensor<2>, labels: Tensor<1, Int>, mask: Tensor<1, Bool>) -> f64 {
-    let correct = logits.argmax(1).squeeze_dim::<1>(1).equal(labels).int().mul(mask.clone().int());
+    let correct = logits
+        .argmax(1)
+        .squeeze_dim::<1>(1)
+        .equal(labels)
+        .int()
+        .mul(mask.clone().int());
     let correct = correct.sum().into_scalar::<i64>() as f64;
     correct / mask.int().sum().into_scalar::<i64>() as f64
 }
 
+/// A two-layer message-passing network written on the segment ops, trained on a seeded
+/// two-community graph with noisy node features.
+#[derive(Parser)]
+#[command(name = "message_passing")]
+struct Args {
+    /// The backend to train on.
+    #[arg(long, value_enum, default_value_t = Backend::Flex)]
+    backend: Backend,
+    /// Training epochs.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    epochs: u64,
+    /// The seed of the graph and of the initial weights.
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let flag = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let epochs: usize = flag("--epochs").map(|v| v.parse().expect("--epochs N")).unwrap_or(100);
-    let seed: u64 = flag("--seed").map(|v| v.parse().expect("--seed S")).unwrap_or(7);
-    #[allow(deprecated)]
-    let device = match flag("--backend").as_deref() {
-        None | Some("flex") => Device::flex(),
-        Some("ndarray") => Device::ndarray(),
-        Some(other) => panic!("unknown --backend {other}: use flex or ndarray"),
-    }
-    .autodiff();
+    let Args {
+        backend,
+        epochs,
+        seed,
+    } = Args::parse();
+    let device = backend.device_or_exit().autodiff();
 
     let g = stochastic_block_model(seed);
     let n = g.labels.len();
-    println!("graph: {n} nodes, {} directed edges, 2 communities, {FEATURES} noisy features", g.senders.len());
+    println!(
+        "graph: {n} nodes, {} directed edges, 2 communities, {FEATURES} noisy features",
+        g.senders.len()
+    );
     let x = Tensor::<2>::from_data(TensorData::new(g.features.clone(), [n, FEATURES]), &device);
     // The edge index as a validated GraphsTuple, sorted by receiver so that the mean
     // aggregation takes the segment ops' sorted fast path.
@@ -131,7 +177,10 @@ fn main() {
     let train: Vec<bool> = (0..n).map(|i| i % 5 == 0).collect();
     let test: Vec<bool> = train.iter().map(|t| !t).collect();
     let train_idx: Vec<i64> = (0..n as i64).filter(|&i| train[i as usize]).collect();
-    let train_idx = Tensor::<1, Int>::from_data(TensorData::new(train_idx.clone(), [train_idx.len()]), &device);
+    let train_idx = Tensor::<1, Int>::from_data(
+        TensorData::new(train_idx.clone(), [train_idx.len()]),
+        &device,
+    );
     let train_labels = labels.clone().select(0, train_idx.clone());
     let train = Tensor::<1, Bool>::from_data(TensorData::new(train, [n]), &device);
     let test = Tensor::<1, Bool>::from_data(TensorData::new(test, [n]), &device);
@@ -146,11 +195,17 @@ fn main() {
         // Seed Burn's parameter initialisation: both models start from the same draw, and every
         // run prints the same figures.
         device.seed(seed);
-        let mut model = Gnn { layer1: SageLayer::new(FEATURES, HIDDEN, &device), layer2: SageLayer::new(HIDDEN, 2, &device) };
+        let mut model = Gnn {
+            layer1: SageLayer::new(FEATURES, HIDDEN, &device),
+            layer2: SageLayer::new(HIDDEN, 2, &device),
+        };
         let mut optim = AdamConfig::new().init();
         for epoch in 1..=epochs {
             let logits = model.forward(x.clone(), s.clone(), r.clone());
-            let loss = loss_fn.forward(logits.clone().select(0, train_idx.clone()), train_labels.clone());
+            let loss = loss_fn.forward(
+                logits.clone().select(0, train_idx.clone()),
+                train_labels.clone(),
+            );
             if epoch % 25 == 0 || epoch == epochs {
                 println!(
                     "  {name:<24} epoch {epoch:>4}  loss {:.4}  train acc {:.3}",
@@ -162,6 +217,9 @@ fn main() {
             model = optim.step(0.01, model, grads);
         }
         let logits = model.forward(x.clone(), s, r);
-        println!("{name:<26} test accuracy {:.3}", accuracy(logits, labels.clone(), test.clone()));
+        println!(
+            "{name:<26} test accuracy {:.3}",
+            accuracy(logits, labels.clone(), test.clone())
+        );
     }
 }

@@ -9,8 +9,8 @@
 //!   conversions.
 //! - [`nn`] (`burn-gnn-nn`): message-passing layers (GCN, GAT, GraphSAGE, GIN, ...), jraph's
 //!   `GraphNetwork`, aggregations and readouts.
-//! - [`data`] (`burn-gnn-data`): Planetoid (downloaded and verified), Zachary's karate club,
-//!   seeded synthetic graphs.
+//! - [`data`] (`burn-gnn-data`): Planetoid (Cora and CiteSeer embedded, PubMed downloaded and
+//!   verified), Zachary's karate club, seeded synthetic graphs.
 //! - `train` (feature `train`): training these models under burn-train's `Learner`, on one
 //!   device or several.
 //!

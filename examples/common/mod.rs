@@ -1,24 +1,28 @@
-//! What the node-classification examples share: data loading (download on first use),
-//! training over seeds with early stopping, a progress bar, metrics (CSV + JSON), a training
+//! What the node-classification examples share: data loading (embedded or downloaded),
+//! training over seeds with early stopping, progress bars, metrics (CSV + JSON), a training
 //! curve plot (SVG) and checkpoints (Burn's burnpack records).
 #![allow(dead_code)] // each example uses a part of it
 
+pub mod cli;
 pub mod large;
 pub mod plot;
 pub mod progress;
+pub mod record;
 
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use burn_gnn_data::{DATA_DIR_ENV, DownloadEvent, Planetoid, data_dir};
+use burn_gnn_data::{DownloadEvent, Planetoid};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
+use serde::{Deserialize, Serialize};
 
+pub use cli::{Backend, Dataset, NodeArgs};
 pub use progress::Progress;
+pub use record::{Outputs, SeedResult, Summary, load_checkpoint, verify_checkpoint};
 
 /// Prints `msg` and exits with status 1 (2 for usage errors).
 pub fn exit_with(code: i32, msg: impl std::fmt::Display) -> ! {
@@ -26,51 +30,36 @@ pub fn exit_with(code: i32, msg: impl std::fmt::Display) -> ! {
     std::process::exit(code)
 }
 
-/// The device of a backend name.
-#[allow(deprecated)] // Device::ndarray: deprecated in Burn 0.22, still supported.
-pub fn device(name: &str) -> Result<Device, String> {
-    Ok(match name {
-        "flex" => Device::flex(),
-        "ndarray" => Device::ndarray(),
-        #[cfg(feature = "wgpu")]
-        "wgpu" => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
-        #[cfg(not(feature = "wgpu"))]
-        "wgpu" => return Err("build with `--features wgpu` for the wgpu backend".into()),
-        other => return Err(format!("unknown backend `{other}` (flex, ndarray, wgpu)")),
-    })
-}
-
-/// Loads a Planetoid dataset: from `--data-dir` or `BURN_GNN_DATA_DIR` if given (nothing is
-/// downloaded there), else from the cache `datasets/cache/planetoid`, downloading missing files
-/// first with a progress bar.
-pub fn planetoid(name: &str, explicit_dir: Option<PathBuf>) -> Planetoid {
-    let given = explicit_dir.is_some() || std::env::var_os(DATA_DIR_ENV).is_some();
-    let dir = data_dir(explicit_dir);
-    let loaded = if given {
-        Planetoid::load(name, &dir)
-    } else {
-        let mut bar: Option<Progress> = None;
-        Planetoid::fetch(name, &dir, |event| match event {
-            DownloadEvent::Start { file, total } => {
-                bar = Some(Progress::new(
-                    total.unwrap_or(0),
-                    format!("downloading {file}"),
-                ));
+/// Loads a Planetoid dataset with [`Planetoid::open`]: `--data-dir` / `BURN_GNN_DATA_DIR` if
+/// it holds the files, else the embedded copy (Cora, CiteSeer), else the cache, else a download
+/// with a progress bar per file. Exits with status 1 and the reason when that fails.
+pub fn planetoid(dataset: Dataset, data_dir: Option<&Path>) -> Planetoid {
+    let mut bar: Option<Progress> = None;
+    let opened = Planetoid::open(dataset.name(), data_dir, |event| match event {
+        DownloadEvent::Start { file, total } => {
+            bar = Some(Progress::bytes(
+                total.unwrap_or(0),
+                format!("downloading {file}"),
+            ));
+        }
+        DownloadEvent::Progress { received } => {
+            if let Some(b) = bar.as_mut() {
+                b.set(received, "");
             }
-            DownloadEvent::Progress { received } => {
-                if let Some(b) = bar.as_mut() {
-                    b.set(received, format!("{} kB", received / 1000));
-                }
+        }
+        DownloadEvent::Done { file } => {
+            if let Some(b) = bar.take() {
+                b.finish(format!("{file} verified"));
             }
-            DownloadEvent::Done { file } => {
-                if let Some(b) = bar.take() {
-                    b.finish(format!("{file} verified"));
-                }
-            }
-        })
-    };
-    loaded
-        .unwrap_or_else(|e| exit_with(1, format!("cannot load {name} from {}: {e}", dir.display())))
+        }
+    });
+    match opened {
+        Ok((data, source)) => {
+            println!("{} from {source}", data.name);
+            data
+        }
+        Err(e) => exit_with(1, format!("cannot load {}: {e}", dataset.name())),
+    }
 }
 
 /// Test/validation/training index tensors and the graph on the training and the evaluation
@@ -162,7 +151,7 @@ pub trait NodeClassifier: Module + Clone {
 }
 
 /// When to stop and which epoch's model to keep.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Stopping {
     /// The GAT reference code: patience restarts when validation accuracy reaches its maximum
     /// or validation loss its minimum; the model is kept when both are at least as good.
@@ -176,7 +165,7 @@ pub enum Stopping {
 }
 
 /// Optimisation settings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
     pub lr: f64,
     /// L2 coefficient `λ` of `λ/2 · Σ w²` over [`NodeClassifier::decayed`].
@@ -185,8 +174,8 @@ pub struct Setup {
     pub stopping: Stopping,
 }
 
-/// One epoch's figures.
-#[derive(Clone, Debug)]
+/// One epoch's figures: a row of `metrics.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EpochRow {
     pub seed: u64,
     pub epoch: usize,
@@ -195,18 +184,6 @@ pub struct EpochRow {
     pub val_loss: f64,
     pub val_acc: f64,
     pub test_acc: f64,
-}
-
-/// One seed's outcome.
-#[derive(Clone, Debug)]
-pub struct SeedResult {
-    pub seed: u64,
-    pub best_epoch: usize,
-    pub epochs_run: usize,
-    pub val_acc: f64,
-    pub val_loss: f64,
-    pub test_acc: f64,
-    pub seconds: f64,
 }
 
 /// Validation loss, validation accuracy and test accuracy of `model` (evaluation mode).
@@ -313,195 +290,29 @@ pub fn train_seed<M: NodeClassifier>(
     let (kept_model, best_epoch, val_acc, val_loss, test_acc) = kept;
     let result = SeedResult {
         seed,
-        best_epoch,
+        kept_epoch: best_epoch,
         epochs_run: rows.len(),
         val_acc,
         val_loss,
         test_acc,
         seconds: start.elapsed().as_secs_f64(),
+        checkpoint: None,
     };
     (kept_model, result, rows)
 }
 
-/// Mean and (population) standard deviation.
-pub fn mean_std(v: &[f64]) -> (f64, f64) {
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / v.len() as f64;
-    (mean, var.sqrt())
-}
-
-/// Writes the per-epoch rows as CSV.
-pub fn write_csv(path: &Path, rows: &[EpochRow]) -> std::io::Result<()> {
-    let mut s = String::from("seed,epoch,train_loss,train_acc,val_loss,val_acc,test_acc\n");
-    for r in rows {
-        s += &format!(
-            "{},{},{:.6},{:.4},{:.6},{:.4},{:.4}\n",
-            r.seed, r.epoch, r.train_loss, r.train_acc, r.val_loss, r.val_acc, r.test_acc
-        );
-    }
-    std::fs::write(path, s)
-}
-
-/// Everything a run writes under `--out`: `metrics.csv`, `summary.json`, `curves.svg` and one
-/// checkpoint per seed, `seed-<N>.bpk`.
-pub struct Outputs {
-    pub dir: PathBuf,
-}
-
-impl Outputs {
-    /// Creates `dir`.
-    pub fn create(dir: PathBuf) -> Outputs {
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| exit_with(1, format!("cannot create {}: {e}", dir.display())));
-        Outputs { dir }
-    }
-
-    /// The checkpoint path of `seed`.
-    pub fn checkpoint(&self, seed: u64) -> PathBuf {
-        self.dir.join(format!("seed-{seed}.bpk"))
-    }
-
-    /// Saves a model with Burn's record system (burnpack).
-    pub fn save_model<M: Module>(&self, model: M, seed: u64) -> PathBuf {
-        let path = self.checkpoint(seed);
-        model
-            .save_file(&path)
-            .unwrap_or_else(|e| exit_with(1, format!("cannot save {}: {e}", path.display())));
-        path
-    }
-
-    /// Writes the metrics, the summary and the plot; returns their paths.
-    pub fn write_all(
-        &self,
-        title: &str,
-        summary: serde_json::Value,
-        rows: &[EpochRow],
-    ) -> Vec<PathBuf> {
-        let (csv, json, svg) = (
-            self.dir.join("metrics.csv"),
-            self.dir.join("summary.json"),
-            self.dir.join("curves.svg"),
-        );
-        let written = write_csv(&csv, rows)
-            .and_then(|_| {
-                std::fs::write(
-                    &json,
-                    serde_json::to_string_pretty(&summary).expect("JSON") + "\n",
-                )
-            })
-            .and_then(|_| std::fs::write(&svg, plot::curves_svg(title, rows)));
-        if let Err(e) = written {
-            exit_with(1, format!("cannot write to {}: {e}", self.dir.display()));
-        }
-        vec![csv, json, svg]
-    }
-}
-
-/// Loads a checkpoint into `model` (built with the same configuration).
-pub fn load_checkpoint<M: Module>(model: M, path: &Path) -> M {
-    let record = burn::store::ModuleRecord::load(path).unwrap_or_else(|e| {
-        exit_with(1, format!("cannot read checkpoint {}: {e}", path.display()))
-    });
-    model.try_load_record(record).unwrap_or_else(|e| {
-        exit_with(
-            1,
-            format!(
-                "checkpoint {} does not fit this model (another dataset or setup?): {e}",
-                path.display()
-            ),
-        )
-    })
-}
-
-/// Whether stderr is a terminal (progress bars redraw in place there).
-pub fn interactive() -> bool {
-    std::io::stderr().is_terminal()
-}
-
-/// The flags the node-classification examples share.
-pub struct Args {
-    pub dataset: String,
-    pub backend: String,
-    pub epochs: usize,
-    pub seeds: usize,
-    pub patience: usize,
-    pub data_dir: Option<PathBuf>,
-    pub out: PathBuf,
-    pub eval_only: bool,
-    pub checkpoint: Option<PathBuf>,
-    /// Dense input features instead of the sparse first layer.
-    pub dense: bool,
-}
-
-/// Parses the shared flags; `example` names the program in messages and the default `--out`.
-pub fn parse_args(example: &str, epochs: usize, patience: usize) -> Args {
-    let usage = format!(
-        "usage: {example} [--dataset cora|citeseer|pubmed] [--backend flex|ndarray|wgpu] [--epochs N] \
-         [--seeds N] [--patience N] [--data-dir DIR] [--out DIR] [--eval-only --checkpoint FILE] [--dense]"
-    );
-    let mut a = Args {
-        dataset: "cora".into(),
-        backend: "flex".into(),
-        epochs,
-        seeds: 10,
-        patience,
-        data_dir: None,
-        out: PathBuf::new(),
-        eval_only: false,
-        checkpoint: None,
-        dense: false,
-    };
-    let mut out = None;
-    let mut it = std::env::args().skip(1);
-    let result: Result<(), String> = (|| {
-        while let Some(flag) = it.next() {
-            let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-            let number = |v: String| {
-                v.parse::<usize>()
-                    .map_err(|_| format!("{flag} takes a number, got `{v}`"))
-            };
-            match flag.as_str() {
-                "--dataset" => a.dataset = value()?.to_ascii_lowercase(),
-                "--backend" => a.backend = value()?,
-                "--epochs" => a.epochs = number(value()?)?,
-                "--seeds" => a.seeds = number(value()?)?,
-                "--patience" => a.patience = number(value()?)?,
-                "--data-dir" => a.data_dir = Some(PathBuf::from(value()?)),
-                "--out" => out = Some(PathBuf::from(value()?)),
-                "--eval-only" => a.eval_only = true,
-                "--dense" => a.dense = true,
-                "--checkpoint" => a.checkpoint = Some(PathBuf::from(value()?)),
-                "-h" | "--help" => return Err(usage.clone()),
-                other => return Err(format!("unknown flag `{other}`\n{usage}")),
-            }
-        }
-        if a.seeds == 0 || a.epochs == 0 {
-            return Err("--seeds and --epochs must be at least 1".into());
-        }
-        if a.eval_only != a.checkpoint.is_some() {
-            return Err("--eval-only and --checkpoint FILE go together".into());
-        }
-        Ok(())
-    })();
-    if let Err(e) = result {
-        exit_with(2, e);
-    }
-    a.out = out.unwrap_or_else(|| PathBuf::from(format!("runs/{example}-{}", a.dataset)));
-    a
-}
-
 /// Runs a node-classification example: either `--eval-only` on a checkpoint, or training over
-/// seeds with a progress bar, a final table, metrics, plot and checkpoints. `make` builds the
-/// model for a dataset on a device.
+/// seeds with a progress bar each, a final table, metrics, plot and checkpoints. `make` builds
+/// the model for a dataset on a device.
 pub fn run_node_classification<M: NodeClassifier>(
     example: &str,
     paper: &str,
-    args: &Args,
+    args: &NodeArgs,
     setup: Setup,
     make: impl Fn(&Planetoid, &Device) -> M,
 ) {
-    let base = device(&args.backend).unwrap_or_else(|e| exit_with(2, e));
-    let mut data = planetoid(&args.dataset, args.data_dir.clone());
+    let base = args.backend.device_or_exit();
+    let mut data = planetoid(args.dataset, args.data_dir.as_deref());
     data.row_normalize();
     println!(
         "{}: {} nodes, {} edges, {} features, {} classes; train/val/test {}/{}/{}",
@@ -522,115 +333,37 @@ pub fn run_node_classification<M: NodeClassifier>(
             "{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}",
             path.display()
         );
-        check_against_summary(path, &args.backend, (val_acc, test_acc));
+        verify_checkpoint(path, args.backend, (val_acc, test_acc));
         return;
     }
-    let outputs = Outputs::create(args.out.clone());
+    let outputs = Outputs::create(args.out_dir(example));
     let train_dev = base.clone().autodiff();
     let (mut results, mut all_rows) = (Vec::new(), Vec::new());
     let run_start = Instant::now();
-    for seed in 0..args.seeds as u64 {
+    for seed in 0..args.seeds {
         train_dev.seed(seed);
         let model = make(&data, &train_dev);
         let mut bar = Progress::new(
             setup.epochs as u64,
             format!("seed {}/{}", seed + 1, args.seeds),
         );
-        let (kept, r, rows) = train_seed(model, seed, &setup, &p, &mut bar);
+        let (kept, mut r, rows) = train_seed(model, seed, &setup, &p, &mut bar);
         bar.finish(format!(
             "kept epoch {} of {}: val acc {:.3}, test acc {:.3}",
-            r.best_epoch, r.epochs_run, r.val_acc, r.test_acc
+            r.kept_epoch, r.epochs_run, r.val_acc, r.test_acc
         ));
-        outputs.save_model(kept, seed);
+        r.checkpoint = Some(outputs.save_model(kept, seed));
         results.push(r);
         all_rows.extend(rows);
     }
-    println!("\n seed | kept epoch | epochs | val acc | val loss | test acc | seconds");
-    for r in &results {
-        println!(
-            " {:>4} | {:>10} | {:>6} | {:>7.3} | {:>8.4} | {:>8.3} | {:>7.1}",
-            r.seed, r.best_epoch, r.epochs_run, r.val_acc, r.val_loss, r.test_acc, r.seconds
-        );
-    }
-    let tests: Vec<f64> = results.iter().map(|r| r.test_acc).collect();
-    let (mean, std) = mean_std(&tests);
-    let total = run_start.elapsed().as_secs_f64();
-    println!(
-        "\n{} test accuracy over {} seed(s): {:.1} ± {:.1} %  ({paper}); {:.0} s in all",
-        data.name,
-        tests.len(),
-        100.0 * mean,
-        100.0 * std,
-        total
+    let summary = Summary::new(
+        example,
+        &data.name,
+        args.backend,
+        &setup,
+        results,
+        run_start.elapsed().as_secs_f64(),
     );
-    let summary = serde_json::json!({
-        "example": example,
-        "dataset": data.name,
-        "backend": args.backend,
-        "setup": { "lr": setup.lr, "weight_decay": setup.weight_decay, "epochs": setup.epochs,
-                   "stopping": format!("{:?}", setup.stopping) },
-        "test_acc_mean": mean,
-        "test_acc_std": std,
-        "seconds": total,
-        "seeds": results.iter().map(|r| serde_json::json!({
-            "seed": r.seed, "kept_epoch": r.best_epoch, "epochs_run": r.epochs_run,
-            "val_acc": r.val_acc, "val_loss": r.val_loss, "test_acc": r.test_acc,
-            "seconds": r.seconds, "checkpoint": outputs.checkpoint(r.seed),
-        })).collect::<Vec<_>>(),
-    });
-    let written = outputs.write_all(&format!("{example} on {}", data.name), summary, &all_rows);
-    println!(
-        "wrote {} and {} checkpoint(s) {}",
-        written
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        results.len(),
-        outputs
-            .checkpoint(0)
-            .with_file_name("seed-<N>.bpk")
-            .display()
-    );
-}
-
-/// After `--eval-only`: when the checkpoint's run left a `summary.json` beside it, compares the
-/// reloaded model's accuracies with the ones recorded at training time (exits with 1 on a
-/// mismatch on the same backend: the checkpoint did not round-trip).
-pub fn check_against_summary(checkpoint: &Path, backend: &str, (val_acc, test_acc): (f64, f64)) {
-    let summary = checkpoint.with_file_name("summary.json");
-    let Ok(text) = std::fs::read_to_string(&summary) else {
-        return;
-    };
-    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return;
-    };
-    let name = checkpoint
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
-    let Some(entry) = json["seeds"].as_array().and_then(|seeds| {
-        seeds
-            .iter()
-            .find(|s| s["checkpoint"].as_str().is_some_and(|c| c.ends_with(name)))
-    }) else {
-        return;
-    };
-    let recorded = (entry["val_acc"].as_f64(), entry["test_acc"].as_f64());
-    if recorded == (Some(val_acc), Some(test_acc)) {
-        println!(
-            "matches the accuracies recorded when it was trained ({})",
-            summary.display()
-        );
-    } else if json["backend"].as_str() == Some(backend) {
-        exit_with(
-            1,
-            format!(
-                "the reloaded model differs from the training run: {} recorded {recorded:?}",
-                summary.display()
-            ),
-        );
-    } else {
-        println!("trained on another backend; recorded accuracies {recorded:?}");
-    }
+    summary.print(paper);
+    outputs.write_all(&format!("{example} on {}", data.name), &summary, &all_rows);
 }

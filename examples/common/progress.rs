@@ -1,80 +1,55 @@
-//! A small progress bar on stderr: redrawn in place on a terminal (at most 10 times a second),
-//! one line per tenth of the work otherwise (CI logs).
+//! Progress bars (indicatif) on stderr: drawn in place on a terminal, hidden in logs, where each
+//! bar leaves one line when it finishes.
 
-use std::io::Write;
-use std::time::{Duration, Instant};
+use indicatif::{ProgressBar, ProgressStyle};
 
-/// A progress bar for `total` steps (0: unknown).
+/// A progress bar for `total` steps, with a label and a status message.
 pub struct Progress {
-    total: u64,
+    bar: ProgressBar,
     label: String,
-    start: Instant,
-    last_draw: Option<Instant>,
-    last_tenth: u64,
-    tty: bool,
 }
 
 impl Progress {
-    /// A bar labelled `label`.
+    /// A bar of `total` steps labelled `label`.
     pub fn new(total: u64, label: impl Into<String>) -> Progress {
-        Progress {
+        Self::styled(
             total,
-            label: label.into(),
-            start: Instant::now(),
-            last_draw: None,
-            last_tenth: 0,
-            tty: super::interactive(),
-        }
-    }
-
-    fn line(&self, pos: u64, msg: &str) -> String {
-        let secs = self.start.elapsed().as_secs_f64();
-        if self.total == 0 {
-            return format!("{} {pos} {msg} ({secs:.1} s)", self.label);
-        }
-        let frac = (pos as f64 / self.total as f64).clamp(0.0, 1.0);
-        let filled = (frac * 24.0).round() as usize;
-        format!(
-            "{} [{}{}] {pos}/{} {msg} ({secs:.1} s)",
-            self.label,
-            "#".repeat(filled),
-            ".".repeat(24 - filled),
-            self.total
+            label,
+            "{prefix} [{bar:24}] {pos}/{len} {msg} ({elapsed})",
         )
     }
 
-    /// Moves to step `pos` with a status message.
-    pub fn set(&mut self, pos: u64, msg: impl AsRef<str>) {
-        let now = Instant::now();
-        if self.tty {
-            if self
-                .last_draw
-                .is_some_and(|t| now - t < Duration::from_millis(100))
-            {
-                return;
-            }
-            self.last_draw = Some(now);
-            let mut err = std::io::stderr();
-            let _ = write!(err, "\r\x1b[2K{}", self.line(pos, msg.as_ref()));
-            let _ = err.flush();
-        } else if let Some(tenth) = (pos * 10).checked_div(self.total)
-            && tenth > self.last_tenth
-        {
-            self.last_tenth = tenth;
-            eprintln!("{}", self.line(pos, msg.as_ref()));
-        }
+    /// A bar of `total` bytes (0: unknown) labelled `label`.
+    pub fn bytes(total: u64, label: impl Into<String>) -> Progress {
+        Self::styled(
+            total,
+            label,
+            "{prefix} [{bar:24}] {bytes}/{total_bytes} ({elapsed})",
+        )
     }
 
-    /// Ends the bar with a final message on its own line.
+    fn styled(total: u64, label: impl Into<String>, template: &str) -> Progress {
+        let label = label.into();
+        let bar = ProgressBar::new(total)
+            .with_prefix(label.clone())
+            .with_style(
+                ProgressStyle::with_template(template)
+                    .expect("a valid template")
+                    .progress_chars("#>."),
+            );
+        Progress { bar, label }
+    }
+
+    /// Moves to step `pos` with a status message.
+    pub fn set(&mut self, pos: u64, msg: impl Into<String>) {
+        self.bar.set_position(pos);
+        self.bar.set_message(msg.into());
+    }
+
+    /// Replaces the bar by one line: its label, `msg` and the time taken.
     pub fn finish(self, msg: impl AsRef<str>) {
-        if self.tty {
-            eprint!("\r\x1b[2K");
-        }
-        eprintln!(
-            "{} {} ({:.1} s)",
-            self.label,
-            msg.as_ref(),
-            self.start.elapsed().as_secs_f64()
-        );
+        let seconds = self.bar.elapsed().as_secs_f64();
+        self.bar.finish_and_clear();
+        eprintln!("{} {} ({seconds:.1} s)", self.label, msg.as_ref());
     }
 }

@@ -1,0 +1,225 @@
+//! What a training run writes and `--eval-only` reads back: `metrics.csv` (one row per epoch),
+//! `summary.json` (a typed [`Summary`]), `curves.svg` and one checkpoint per seed.
+
+use std::path::{Path, PathBuf};
+
+use burn::module::Module;
+use serde::{Deserialize, Serialize};
+
+use super::{Backend, EpochRow, Setup, exit_with, plot};
+
+/// The version of `summary.json`'s layout; `--eval-only` refuses any other.
+pub const SUMMARY_SCHEMA: u32 = 1;
+
+/// One seed's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeedResult {
+    pub seed: u64,
+    /// The epoch whose model was kept.
+    pub kept_epoch: usize,
+    pub epochs_run: usize,
+    pub val_acc: f64,
+    pub val_loss: f64,
+    pub test_acc: f64,
+    pub seconds: f64,
+    /// The kept model's checkpoint.
+    pub checkpoint: Option<PathBuf>,
+}
+
+/// `summary.json`: the run's setup, each seed's outcome, and the mean test accuracy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    /// [`SUMMARY_SCHEMA`].
+    pub schema: u32,
+    pub example: String,
+    /// The dataset, or the generated graph and model.
+    pub run: String,
+    pub backend: Backend,
+    pub setup: Setup,
+    pub test_acc_mean: f64,
+    pub test_acc_std: f64,
+    pub seconds: f64,
+    pub seeds: Vec<SeedResult>,
+}
+
+/// Mean and (population) standard deviation.
+pub fn mean_std(v: &[f64]) -> (f64, f64) {
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / v.len() as f64;
+    (mean, var.sqrt())
+}
+
+impl Summary {
+    /// The summary of `seeds`, trained in `seconds` in all.
+    pub fn new(
+        example: &str,
+        run: &str,
+        backend: Backend,
+        setup: &Setup,
+        seeds: Vec<SeedResult>,
+        seconds: f64,
+    ) -> Summary {
+        let tests: Vec<f64> = seeds.iter().map(|r| r.test_acc).collect();
+        let (test_acc_mean, test_acc_std) = mean_std(&tests);
+        Summary {
+            schema: SUMMARY_SCHEMA,
+            example: example.into(),
+            run: run.into(),
+            backend,
+            setup: *setup,
+            test_acc_mean,
+            test_acc_std,
+            seconds,
+            seeds,
+        }
+    }
+
+    /// Prints each seed's row and the mean ± std, next to the published figure `paper`.
+    pub fn print(&self, paper: &str) {
+        println!("\n seed | kept epoch | epochs | val acc | val loss | test acc | seconds");
+        for r in &self.seeds {
+            println!(
+                " {:>4} | {:>10} | {:>6} | {:>7.3} | {:>8.4} | {:>8.3} | {:>7.1}",
+                r.seed, r.kept_epoch, r.epochs_run, r.val_acc, r.val_loss, r.test_acc, r.seconds
+            );
+        }
+        println!(
+            "\n{} test accuracy over {} seed(s): {:.1} ± {:.1} %  ({paper}); {:.0} s in all",
+            self.run,
+            self.seeds.len(),
+            100.0 * self.test_acc_mean,
+            100.0 * self.test_acc_std,
+            self.seconds
+        );
+    }
+}
+
+/// Everything a run writes under `--out`: `metrics.csv`, `summary.json`, `curves.svg` and one
+/// checkpoint per seed, `seed-<N>.bpk`.
+pub struct Outputs {
+    pub dir: PathBuf,
+}
+
+impl Outputs {
+    /// Creates `dir`.
+    pub fn create(dir: PathBuf) -> Outputs {
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| exit_with(1, format!("cannot create {}: {e}", dir.display())));
+        Outputs { dir }
+    }
+
+    /// Saves a model with Burn's record system (burnpack) as `seed-<seed>.bpk`.
+    pub fn save_model<M: Module>(&self, model: M, seed: u64) -> PathBuf {
+        let path = self.dir.join(format!("seed-{seed}.bpk"));
+        model
+            .save_file(&path)
+            .unwrap_or_else(|e| exit_with(1, format!("cannot save {}: {e}", path.display())));
+        path
+    }
+
+    /// Writes the metrics, the summary and the plot, and says where.
+    pub fn write_all(&self, title: &str, summary: &Summary, rows: &[EpochRow]) {
+        let (csv_path, json, svg) = (
+            self.dir.join("metrics.csv"),
+            self.dir.join("summary.json"),
+            self.dir.join("curves.svg"),
+        );
+        let written = write_csv(&csv_path, rows)
+            .and_then(|_| {
+                let text = serde_json::to_string_pretty(summary).expect("a summary serialises");
+                std::fs::write(&json, text + "\n").map_err(Into::into)
+            })
+            .and_then(|_| std::fs::write(&svg, plot::curves_svg(title, rows)).map_err(Into::into));
+        if let Err(e) = written {
+            exit_with(1, format!("cannot write to {}: {e}", self.dir.display()));
+        }
+        println!(
+            "wrote {}, {}, {} and {} checkpoint(s) seed-<N>.bpk in {}",
+            csv_path.display(),
+            json.display(),
+            svg.display(),
+            summary.seeds.len(),
+            self.dir.display()
+        );
+    }
+}
+
+/// Writes the per-epoch rows as CSV, with a header.
+fn write_csv(path: &Path, rows: &[EpochRow]) -> Result<(), csv::Error> {
+    let mut w = csv::Writer::from_path(path)?;
+    rows.iter().try_for_each(|r| w.serialize(r))?;
+    w.flush().map_err(Into::into)
+}
+
+/// Loads a checkpoint into `model` (built with the same configuration).
+pub fn load_checkpoint<M: Module>(model: M, path: &Path) -> M {
+    let record = burn::store::ModuleRecord::load(path).unwrap_or_else(|e| {
+        exit_with(1, format!("cannot read checkpoint {}: {e}", path.display()))
+    });
+    model.try_load_record(record).unwrap_or_else(|e| {
+        exit_with(
+            1,
+            format!(
+                "checkpoint {} does not fit this model (another dataset or setup?): {e}",
+                path.display()
+            ),
+        )
+    })
+}
+
+/// After `--eval-only`: compares the reloaded model's accuracies with those recorded in the
+/// `summary.json` beside the checkpoint. Exits with status 1 when the summary is missing,
+/// unreadable or of another schema, names no such checkpoint, or (same backend) records other
+/// accuracies: the checkpoint did not round-trip.
+pub fn verify_checkpoint(checkpoint: &Path, backend: Backend, (val_acc, test_acc): (f64, f64)) {
+    let path = checkpoint.with_file_name("summary.json");
+    let fail = |why: String| -> ! {
+        exit_with(
+            1,
+            format!(
+                "cannot check {}: {}: {why}",
+                checkpoint.display(),
+                path.display()
+            ),
+        )
+    };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| fail(e.to_string()));
+    let summary: Summary = serde_json::from_str(&text).unwrap_or_else(|e| {
+        fail(format!(
+            "not a summary of schema {SUMMARY_SCHEMA} written by these examples ({e})"
+        ))
+    });
+    if summary.schema != SUMMARY_SCHEMA {
+        fail(format!(
+            "schema {}, expected {SUMMARY_SCHEMA}",
+            summary.schema
+        ));
+    }
+    let name = checkpoint.file_name();
+    let Some(entry) = summary
+        .seeds
+        .iter()
+        .find(|s| s.checkpoint.as_deref().and_then(Path::file_name) == name)
+    else {
+        fail("it records no such checkpoint".into())
+    };
+    let recorded = (entry.val_acc, entry.test_acc);
+    if recorded == (val_acc, test_acc) {
+        println!(
+            "matches the accuracies recorded when it was trained ({})",
+            path.display()
+        );
+    } else if summary.backend == backend {
+        exit_with(
+            1,
+            format!(
+                "the reloaded model differs from the training run: {} recorded val/test {recorded:?}",
+                path.display()
+            ),
+        );
+    } else {
+        println!("trained on another backend; recorded val/test accuracies {recorded:?}");
+    }
+}
