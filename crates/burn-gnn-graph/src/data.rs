@@ -118,6 +118,7 @@ impl FeatureData {
         Feature::from_data(data, device)
     }
 
+    #[cfg(feature = "json")] // used by to_json alone
     pub(crate) fn all_finite(&self) -> bool {
         match &self.values {
             FeatureValues::F32(v) => v.iter().all(|x| x.is_finite()),
@@ -158,6 +159,7 @@ impl FeatureSetData {
         })
     }
 
+    #[cfg(feature = "json")] // used by to_json alone
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &FeatureData)> {
         self.main
             .iter()
