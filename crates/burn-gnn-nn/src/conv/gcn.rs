@@ -16,9 +16,9 @@ pub struct GcnConvConfig {
     pub d_input: usize,
     /// Output features per node.
     pub d_output: usize,
-    /// One self loop per node, as PyG's `add_remaining_self_loops`: existing loops are removed
-    /// and replaced by one of the weight of the node's last existing loop, or 1 (2 if
-    /// `improved`) where the node had none.
+    /// One self loop per node, as PyG's `add_remaining_self_loops`: a node's existing loops are
+    /// replaced by a single loop weighted as the last of them, and a node without one gets a
+    /// loop of weight 1 (2 if `improved`).
     #[config(default = true)]
     pub add_self_loops: bool,
     /// Symmetric normalisation `D^-1/2 Â D^-1/2`; without it, a plain weighted sum.
@@ -37,8 +37,9 @@ pub struct GcnConvConfig {
 // ANCHOR: gcnconv
 /// Graph convolution, [Kipf & Welling, ICLR 2017](https://arxiv.org/abs/1609.02907):
 ///
-/// `x'_i = Σ_{j ∈ N(i) ∪ {i}} (e_ji / sqrt(d_j d_i)) · x_j W + b`, with `d_i = 1 + Σ_j e_ji`
-/// (in-degree over receivers, self loop included) and `e_ji` the edge weight (1 by default).
+/// `x'_i = Σ_{j ∈ N(i) ∪ {i}} (e_ji / sqrt(d_j d_i)) · x_j W + b`, with `d_i = e_ii + Σ_{j ≠ i}
+/// e_ji` (in-degree over receivers, the node's one self loop included), `e_ji` the edge weight
+/// (1 by default) and `e_ii` the self loop's weight (see [`GcnConvConfig::add_self_loops`]).
 ///
 /// Nodes of degree 0 (no self loop, no incoming edge) get `b`. Negative weights that make a
 /// degree `<= 0` give that node's normalisation 0 instead of NaN.
