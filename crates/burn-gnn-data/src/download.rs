@@ -4,9 +4,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::planetoid_files::{
-    SOURCE, SUFFIXES, expected_sum, file_name, known, missing_in, sha256_hex, supply_hint,
-};
+use crate::planetoid_files::{SOURCE, expected_sum, known, missing_in, sha256_hex, supply_hint};
 use crate::{DataError, DownloadEvent, SOURCE_ENV};
 
 /// The largest file accepted (PubMed's biggest raw file is about 40 MB).
@@ -47,10 +45,8 @@ pub fn download_planetoid_from(
         let path = path.to_path_buf();
         move |source| DataError::Io { path, source }
     };
-    let missing: Vec<(String, &'static str)> = SUFFIXES
-        .iter()
-        .map(|suffix| file_name(&name, suffix))
-        .filter(|file| !dir.join(file).exists())
+    let missing: Vec<(String, &'static str)> = missing_in(dir, &name)
+        .into_iter()
         .map(|file| {
             let sum = expected_sum(&file).expect("a sum is committed for every raw file");
             (file, sum)

@@ -200,9 +200,7 @@ pub(crate) fn embedded_file(name: &str, suffix: &str) -> Option<&'static [u8]> {
 
 /// Whether `dir` holds every raw file of `name`.
 fn has_all(dir: &Path, name: &str) -> bool {
-    SUFFIXES
-        .iter()
-        .all(|s| dir.join(file_name(name, s)).is_file())
+    missing_in(dir, name).is_empty()
 }
 
 /// The directory under a data directory `dir` that holds every file of `name`: `dir` itself,
