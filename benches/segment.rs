@@ -52,7 +52,9 @@ use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, 
 use rayon::prelude::*;
 
 fn lcg(state: &mut u64) -> u64 {
-    *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     *state >> 33
 }
 
@@ -70,7 +72,9 @@ fn device() -> Device {
         Ok("wgpu") => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
         #[cfg(not(feature = "wgpu"))]
         Ok("wgpu") => panic!("SEGMENT_BENCH_BACKEND=wgpu needs `--features wgpu`"),
-        Ok(other) if other != "flex" => panic!("unknown SEGMENT_BENCH_BACKEND {other:?} (flex, ndarray, wgpu)"),
+        Ok(other) if other != "flex" => {
+            panic!("unknown SEGMENT_BENCH_BACKEND {other:?} (flex, ndarray, wgpu)")
+        }
         _ => Device::flex(),
     }
 }
@@ -88,7 +92,9 @@ fn device_triad(c: &mut Criterion) {
     sync(&device);
     let mut group = c.benchmark_group("device_triad");
     group.throughput(Throughput::Bytes((3 * len * 4) as u64));
-    group.sample_size(10).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3));
     group.bench_function("f32", |bench| {
         bench.iter(|| {
             let a = black_box(b.clone() + cc.clone() * 3.0);
@@ -106,7 +112,9 @@ fn stream_triad(c: &mut Criterion) {
     let mut a = vec![0.0f32; len];
     let mut group = c.benchmark_group("stream_triad");
     group.throughput(Throughput::Bytes((3 * len * 4) as u64));
-    group.sample_size(20).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3));
     group.bench_function("f32", |bench| {
         bench.iter(|| {
             a.par_chunks_mut(1 << 16)
@@ -124,30 +132,53 @@ fn stream_triad(c: &mut Criterion) {
 }
 
 fn segment_ops(c: &mut Criterion) {
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
     let device = device();
     let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
-    let (id_dtype, id_bytes) = if wgpu { (DType::I32, 4) } else { (DType::I64, 8) };
+    let (id_dtype, id_bytes) = if wgpu {
+        (DType::I32, 4)
+    } else {
+        (DType::I64, 8)
+    };
     let mut group = c.benchmark_group("segment");
-    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    for e in [10_000usize, 100_000, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for e in [10_000usize, 100_000, 1_000_000, 10_000_000]
+        .into_iter()
+        .filter(|&e| e <= max_e)
+    {
         let n = e / 10;
         let mut state = 42;
-        let random: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+        let random: Vec<i64> = (0..e)
+            .map(|_| (lcg(&mut state) % n as u64) as i64)
+            .collect();
         let mut sorted = random.clone();
         sorted.sort_unstable();
         for d in [1usize, 16, 64] {
-            let values: Vec<f32> = (0..e * d).map(|_| (lcg(&mut state) % 1000) as f32 / 100.0).collect();
-            let data = Tensor::<2>::from_data(TensorData::new(values, [e, d]), (&device, DType::F32));
+            let values: Vec<f32> = (0..e * d)
+                .map(|_| (lcg(&mut state) % 1000) as f32 / 100.0)
+                .collect();
+            let data =
+                Tensor::<2>::from_data(TensorData::new(values, [e, d]), (&device, DType::F32));
             for (order, ids) in [("sorted", &sorted), ("random", &random)] {
-                let ids = Tensor::<1, Int>::from_data(TensorData::new(ids.clone(), [e]), (&device, DType::I64))
-                    .cast(id_dtype);
+                let ids = Tensor::<1, Int>::from_data(
+                    TensorData::new(ids.clone(), [e]),
+                    (&device, DType::I64),
+                )
+                .cast(id_dtype);
                 let read = (e * d * 4 + e * id_bytes) as u64;
-                let id = |op: &str| BenchmarkId::new(format!("{op}/{order}"), format!("E={e},D={d}"));
+                let id =
+                    |op: &str| BenchmarkId::new(format!("{op}/{order}"), format!("E={e},D={d}"));
                 group.throughput(Throughput::Bytes(read + (n * d * 4) as u64));
                 group.bench_function(id("sum"), |b| {
                     b.iter(|| {
-                        let out = black_box(burn_segment::segment_sum(data.clone(), ids.clone(), n));
+                        let out =
+                            black_box(burn_segment::segment_sum(data.clone(), ids.clone(), n));
                         sync(&device);
                         out
                     })
@@ -157,7 +188,12 @@ fn segment_ops(c: &mut Criterion) {
                     let zeros = Tensor::<2>::zeros([n, d], (&device, DType::F32));
                     group.bench_function(id("burn_select_assign_add"), |b| {
                         b.iter(|| {
-                            let out = zeros.clone().select_assign(0, ids.clone(), data.clone(), IndexingUpdateOp::Add);
+                            let out = zeros.clone().select_assign(
+                                0,
+                                ids.clone(),
+                                data.clone(),
+                                IndexingUpdateOp::Add,
+                            );
                             sync(&device);
                             black_box(out)
                         })
@@ -166,7 +202,11 @@ fn segment_ops(c: &mut Criterion) {
                 group.throughput(Throughput::Bytes(read + (n * d * (4 + id_bytes)) as u64)); // values + args
                 group.bench_function(id("max"), |b| {
                     b.iter(|| {
-                        let out = black_box(burn_segment::segment_max_with_indices(data.clone(), ids.clone(), n));
+                        let out = black_box(burn_segment::segment_max_with_indices(
+                            data.clone(),
+                            ids.clone(),
+                            n,
+                        ));
                         sync(&device);
                         out
                     })
@@ -174,7 +214,8 @@ fn segment_ops(c: &mut Criterion) {
                 group.throughput(Throughput::Bytes(read + (e * d * 4) as u64));
                 group.bench_function(id("softmax"), |b| {
                     b.iter(|| {
-                        let out = black_box(burn_segment::segment_softmax(data.clone(), ids.clone(), n));
+                        let out =
+                            black_box(burn_segment::segment_softmax(data.clone(), ids.clone(), n));
                         sync(&device);
                         out
                     })
@@ -214,23 +255,50 @@ struct FusedInputs {
 
 /// `FusedInputs` for each benched `E` (1e5, 1e6, 1e7, capped by `SEGMENT_BENCH_MAX_E`).
 fn fused_inputs(device: &Device) -> Vec<(usize, FusedInputs)> {
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
     let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
-    let (id_dtype, id_bytes) = if wgpu { (DType::I32, 4) } else { (DType::I64, 8) };
+    let (id_dtype, id_bytes) = if wgpu {
+        (DType::I32, 4)
+    } else {
+        (DType::I64, 8)
+    };
     let d = FUSED_D;
-    let sizes = [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e);
+    let sizes = [100_000usize, 1_000_000, 10_000_000]
+        .into_iter()
+        .filter(|&e| e <= max_e);
     sizes
         .map(|e| {
             let n = e / 10;
             let mut state = 7;
-            let senders: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
-            let mut receivers: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+            let senders: Vec<i64> = (0..e)
+                .map(|_| (lcg(&mut state) % n as u64) as i64)
+                .collect();
+            let mut receivers: Vec<i64> = (0..e)
+                .map(|_| (lcg(&mut state) % n as u64) as i64)
+                .collect();
             receivers.sort_unstable();
-            let values: Vec<f32> = (0..n * d).map(|_| (lcg(&mut state) % 1000) as f32 / 100.0).collect();
+            let values: Vec<f32> = (0..n * d)
+                .map(|_| (lcg(&mut state) % 1000) as f32 / 100.0)
+                .collect();
             let x = Tensor::<2>::from_data(TensorData::new(values, [n, d]), (device, DType::F32));
-            let ids = |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v, [e]), (device, DType::I64)).cast(id_dtype);
+            let ids = |v: Vec<i64>| {
+                Tensor::<1, Int>::from_data(TensorData::new(v, [e]), (device, DType::I64))
+                    .cast(id_dtype)
+            };
             let (senders, receivers) = (ids(senders), ids(receivers));
-            (e, FusedInputs { n, x, senders, receivers, id_bytes })
+            (
+                e,
+                FusedInputs {
+                    n,
+                    x,
+                    senders,
+                    receivers,
+                    id_bytes,
+                },
+            )
         })
         .collect()
 }
@@ -256,13 +324,24 @@ fn fused(c: &mut Criterion) {
     let d = FUSED_D;
     let inputs = fused_inputs(&device);
     let mut group = c.benchmark_group("spmm");
-    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
     for (e, f) in &inputs {
         let (e, n) = (*e, f.n);
-        group.throughput(Throughput::Bytes((e * d * 4 + 2 * e * f.id_bytes + n * d * 4) as u64));
+        group.throughput(Throughput::Bytes(
+            (e * d * 4 + 2 * e * f.id_bytes + n * d * 4) as u64,
+        ));
         group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
             b.iter(|| {
-                let out = black_box(burn_segment::spmm(f.x.clone(), f.senders.clone(), f.receivers.clone(), None, n));
+                let out = black_box(burn_segment::spmm(
+                    f.x.clone(),
+                    f.senders.clone(),
+                    f.receivers.clone(),
+                    None,
+                    n,
+                ));
                 sync(&device);
                 out
             })
@@ -270,14 +349,25 @@ fn fused(c: &mut Criterion) {
     }
     group.finish();
     let mut group = c.benchmark_group("spmm_reversed");
-    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
     for (e, f) in &inputs {
         let (e, n) = (*e, f.n);
         let weights = Tensor::<2>::ones([e, 1], (&device, DType::F32));
-        group.throughput(Throughput::Bytes((e * d * 4 + e * 4 + 2 * e * f.id_bytes + n * d * 4) as u64));
+        group.throughput(Throughput::Bytes(
+            (e * d * 4 + e * 4 + 2 * e * f.id_bytes + n * d * 4) as u64,
+        ));
         group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
             b.iter(|| {
-                let out = burn_segment::spmm(f.x.clone(), f.receivers.clone(), f.senders.clone(), Some(weights.clone()), n);
+                let out = burn_segment::spmm(
+                    f.x.clone(),
+                    f.receivers.clone(),
+                    f.senders.clone(),
+                    Some(weights.clone()),
+                    n,
+                );
                 let out = black_box(out);
                 sync(&device);
                 out
@@ -286,13 +376,24 @@ fn fused(c: &mut Criterion) {
     }
     group.finish();
     let mut group = c.benchmark_group("sddmm");
-    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
     for (e, f) in &inputs {
         let e = *e;
-        group.throughput(Throughput::Bytes((2 * e * d * 4 + 2 * e * f.id_bytes + e * 4) as u64));
+        group.throughput(Throughput::Bytes(
+            (2 * e * d * 4 + 2 * e * f.id_bytes + e * 4) as u64,
+        ));
         group.bench_function(BenchmarkId::from_parameter(format!("E={e},D={d}")), |b| {
             b.iter(|| {
-                let out = burn_segment::sddmm(f.x.clone(), f.x.clone(), f.senders.clone(), f.receivers.clone(), 1);
+                let out = burn_segment::sddmm(
+                    f.x.clone(),
+                    f.x.clone(),
+                    f.senders.clone(),
+                    f.receivers.clone(),
+                    1,
+                );
                 let out = black_box(out);
                 sync(&device);
                 out
@@ -310,23 +411,39 @@ fn plan(c: &mut Criterion) {
     if std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu") {
         return; // the plan cache is the CPU kernels'
     }
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
     let device = device();
     let mut group = c.benchmark_group("plan");
-    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    for e in [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for e in [100_000usize, 1_000_000, 10_000_000]
+        .into_iter()
+        .filter(|&e| e <= max_e)
+    {
         let n = e / 10;
         let mut state = 11;
-        let random: Vec<i64> = (0..e).map(|_| (lcg(&mut state) % n as u64) as i64).collect();
+        let random: Vec<i64> = (0..e)
+            .map(|_| (lcg(&mut state) % n as u64) as i64)
+            .collect();
         let mut sorted = random.clone();
         sorted.sort_unstable();
         group.throughput(Throughput::Bytes((e * 8) as u64));
         for (order, ids) in [("sorted", sorted), ("random", random)] {
             let ids = Tensor::<1, Int>::from_data(TensorData::new(ids, [e]), (&device, DType::I64));
-            for (how, capacity) in [("built", 0), ("cached", burn_segment::cpu::DEFAULT_PLAN_CACHE_BYTES)] {
+            for (how, capacity) in [
+                ("built", 0),
+                ("cached", burn_segment::cpu::DEFAULT_PLAN_CACHE_BYTES),
+            ] {
                 burn_segment::cpu::set_plan_cache_capacity(capacity);
                 let id = BenchmarkId::new(format!("{order}/{how}"), format!("E={e}"));
-                group.bench_function(id, |b| b.iter(|| black_box(burn_segment::segment_count(ids.clone(), n))));
+                group.bench_function(id, |b| {
+                    b.iter(|| black_box(burn_segment::segment_count(ids.clone(), n)))
+                });
             }
         }
     }
@@ -345,18 +462,32 @@ fn random_rows(c: &mut Criterion) {
     if std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu") {
         return; // a CPU baseline
     }
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
     const D: usize = 64;
     let mut group = c.benchmark_group("random_rows");
-    group.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    for e in [100_000usize, 1_000_000, 10_000_000].into_iter().filter(|&e| e <= max_e) {
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for e in [100_000usize, 1_000_000, 10_000_000]
+        .into_iter()
+        .filter(|&e| e <= max_e)
+    {
         let mut state = 5;
         let mut permutation: Vec<usize> = (0..e).collect();
         for i in (1..e).rev() {
             permutation.swap(i, lcg(&mut state) as usize % (i + 1));
         }
-        let gather: Vec<usize> = (0..e).map(|_| lcg(&mut state) as usize % (e / 10)).collect();
-        for (pattern, index, rows) in [("permutation", &permutation, e), ("gather", &gather, e / 10)] {
+        let gather: Vec<usize> = (0..e)
+            .map(|_| lcg(&mut state) as usize % (e / 10))
+            .collect();
+        for (pattern, index, rows) in [
+            ("permutation", &permutation, e),
+            ("gather", &gather, e / 10),
+        ] {
             let x: Vec<[f32; D]> = (0..rows).map(|r| [r as f32; D]).collect();
             group.throughput(Throughput::Bytes((e * (D * 4 + 8)) as u64));
             let id = BenchmarkId::new(pattern, format!("E={e},D={D}"));
@@ -399,5 +530,13 @@ fn prefetch<T>(row: &T) {
     let _ = row;
 }
 
-criterion_group!(benches, stream_triad, device_triad, segment_ops, fused, plan, random_rows);
+criterion_group!(
+    benches,
+    stream_triad,
+    device_triad,
+    segment_ops,
+    fused,
+    plan,
+    random_rows
+);
 criterion_main!(benches);

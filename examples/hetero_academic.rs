@@ -250,7 +250,7 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
             .with_weight_decay(Some(WeightDecayConfig::new(setup.weight_decay as f32)))
             .init();
         let mut bar = Progress::new(
-            args.epochs as u64,
+            args.epochs,
             format!("{model_name} seed {}/{}", seed + 1, args.seeds),
         );
         let mut best: Option<(M, usize, f64, f64, f64)> = None;

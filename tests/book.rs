@@ -92,10 +92,14 @@ fn reorder_section() {
     // A path of 6 nodes numbered in a scattered order, as a crawl or a hash would number them:
     // 4 - 0 - 5 - 2 - 1 - 3, each edge both ways. Node v has the feature 10 v and the label v.
     let path = [4i64, 0, 5, 2, 1, 3];
-    let (senders, receivers): (Vec<i64>, Vec<i64>) =
-        path.windows(2).flat_map(|w| [(w[0], w[1]), (w[1], w[0])]).unzip();
-    let features: Tensor<2> =
-        Tensor::<1, Int>::arange(0..6, &device).float().mul_scalar(10.0).unsqueeze_dim(1);
+    let (senders, receivers): (Vec<i64>, Vec<i64>) = path
+        .windows(2)
+        .flat_map(|w| [(w[0], w[1]), (w[1], w[0])])
+        .unzip();
+    let features: Tensor<2> = Tensor::<1, Int>::arange(0..6, &device)
+        .float()
+        .mul_scalar(10.0)
+        .unsqueeze_dim(1);
     let graph = GraphsTuple::from_coo(&senders, &receivers, 6, &device)
         .expect("a valid graph")
         .with_nodes(features)
@@ -115,7 +119,13 @@ fn reorder_section() {
     assert!(reordered.graph.is_sorted_by_receiver());
     // `node_ids` holds each node's old id: carry labels (or masks) along with it.
     let labels = labels.select(0, reordered.node_ids.clone());
-    let x: Vec<f32> = reordered.graph.nodes().unwrap().to_data().iter::<f32>().collect();
+    let x: Vec<f32> = reordered
+        .graph
+        .nodes()
+        .unwrap()
+        .to_data()
+        .iter::<f32>()
+        .collect();
     let y: Vec<i64> = labels.into_data().iter::<i64>().collect();
     assert!(x.iter().zip(&y).all(|(&x, &y)| x == 10.0 * y as f32));
     // ANCHOR_END: reorder
@@ -340,7 +350,16 @@ fn every_layer_has_a_zoo_page() {
             !w.is_empty() && !w.ends_with("Config") && *w != "pub" && *w != "use" && *w != "conv"
         })
         .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-        .filter(|w| !["GcnNorm", "BipartiteConv", "HeteroLayer", "HeteroMerge", "NodeFeatures"].contains(w))
+        .filter(|w| {
+            ![
+                "GcnNorm",
+                "BipartiteConv",
+                "HeteroLayer",
+                "HeteroMerge",
+                "NodeFeatures",
+            ]
+            .contains(w)
+        })
         .collect();
     assert!(layers.len() >= 12, "{layers:?}");
     for layer in layers {

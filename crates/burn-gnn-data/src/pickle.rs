@@ -338,12 +338,7 @@ impl Pickle {
         }
     }
 
-    fn object(
-        &self,
-        id: Id,
-        module: &str,
-        name: &str,
-    ) -> Result<ObjectParts<'_>, DataError> {
+    fn object(&self, id: Id, module: &str, name: &str) -> Result<ObjectParts<'_>, DataError> {
         match &self.arena[id] {
             Value::Object {
                 class,

@@ -303,8 +303,17 @@ fn watts_strogatz_rewires_a_ring_lattice() {
     let g = synthetic::watts_strogatz(6, 4, 1.0, 3).unwrap();
     check_simple(&g, true);
     assert_eq!(g.num_edges(), 6 * 4);
-    assert_eq!(synthetic::watts_strogatz(0, 0, 0.5, 1).unwrap().num_edges(), 0);
-    for (n, k, p) in [(10, 3, 0.1), (10, 10, 0.1), (4, 6, 0.1), (10, 4, 1.5), (10, 4, f64::NAN)] {
+    assert_eq!(
+        synthetic::watts_strogatz(0, 0, 0.5, 1).unwrap().num_edges(),
+        0
+    );
+    for (n, k, p) in [
+        (10, 3, 0.1),
+        (10, 10, 0.1),
+        (4, 6, 0.1),
+        (10, 4, 1.5),
+        (10, 4, f64::NAN),
+    ] {
         assert!(
             matches!(
                 synthetic::watts_strogatz(n, k, p, 1),
@@ -482,24 +491,81 @@ mod download {
 #[test]
 fn academic_graph_is_valid_reproducible_and_carries_its_planted_signal() {
     use burn_gnn_data::{Academic, AcademicConfig};
-    let config = AcademicConfig { papers: 2000, authors: 600, seed: 3, ..AcademicConfig::default() };
+    let config = AcademicConfig {
+        papers: 2000,
+        authors: 600,
+        seed: 3,
+        ..AcademicConfig::default()
+    };
     let a = Academic::generate(config.clone()).unwrap();
     let b = Academic::generate(config.clone()).unwrap();
-    assert_eq!((&a.labels, &a.edges), (&b.labels, &b.edges), "same seed, same graph");
+    assert_eq!(
+        (&a.labels, &a.edges),
+        (&b.labels, &b.edges),
+        "same seed, same graph"
+    );
     let g = a.graph(&Device::flex()).unwrap();
-    assert_eq!((g.num_nodes("paper"), g.num_nodes("author"), g.num_nodes("venue")), (2000, 600, 24));
+    assert_eq!(
+        (
+            g.num_nodes("paper"),
+            g.num_nodes("author"),
+            g.num_nodes("venue")
+        ),
+        (2000, 600, 24)
+    );
     assert_eq!(g.edge_types().len(), 6);
     // Venue topics agree with paper topics with probability h + (1 - h) / K.
-    let (_, s, r) = a.edges.iter().find(|(et, ..)| et.rel == "published_in").unwrap();
-    let same = s.iter().zip(r).filter(|&(&p, &v)| a.labels[p as usize] == v % 4).count() as f64 / s.len() as f64;
+    let (_, s, r) = a
+        .edges
+        .iter()
+        .find(|(et, ..)| et.rel == "published_in")
+        .unwrap();
+    let same = s
+        .iter()
+        .zip(r)
+        .filter(|&(&p, &v)| a.labels[p as usize] == v % 4)
+        .count() as f64
+        / s.len() as f64;
     let want = 0.75 + 0.25 / 4.0;
     let sigma = (want * (1.0 - want) / s.len() as f64).sqrt();
-    assert!((same - want).abs() < 5.0 * sigma, "venue agreement {same} vs {want}");
+    assert!(
+        (same - want).abs() < 5.0 * sigma,
+        "venue agreement {same} vs {want}"
+    );
     // Splits partition the papers 20/20/60.
     let count = |m: &[bool]| m.iter().filter(|&&x| x).count();
-    assert_eq!((count(&a.train_mask), count(&a.val_mask), count(&a.test_mask)), (400, 400, 1200));
-    assert!((0..2000).all(|i| [a.train_mask[i], a.val_mask[i], a.test_mask[i]].iter().filter(|&&x| x).count() == 1));
-    for bad in [AcademicConfig { venues: 2, ..config.clone() }, AcademicConfig { homophily: 1.5, ..config.clone() }, AcademicConfig { papers: 0, ..config }] {
-        assert!(matches!(Academic::generate(bad), Err(burn_gnn_data::DataError::InvalidArgument(_))));
+    assert_eq!(
+        (
+            count(&a.train_mask),
+            count(&a.val_mask),
+            count(&a.test_mask)
+        ),
+        (400, 400, 1200)
+    );
+    assert!((0..2000).all(|i| {
+        [a.train_mask[i], a.val_mask[i], a.test_mask[i]]
+            .iter()
+            .filter(|&&x| x)
+            .count()
+            == 1
+    }));
+    for bad in [
+        AcademicConfig {
+            venues: 2,
+            ..config.clone()
+        },
+        AcademicConfig {
+            homophily: 1.5,
+            ..config.clone()
+        },
+        AcademicConfig {
+            papers: 0,
+            ..config
+        },
+    ] {
+        assert!(matches!(
+            Academic::generate(bad),
+            Err(burn_gnn_data::DataError::InvalidArgument(_))
+        ));
     }
 }

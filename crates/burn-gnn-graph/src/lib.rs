@@ -50,8 +50,8 @@ pub use error::{FeatureSetKind, GraphError};
 pub use feature::{EdgeReduce, Feature, FeatureSet, gather_rows};
 pub use graphs_tuple::GraphsTuple;
 pub use hetero::{
-    EDGE_TYPE, EdgeSet, EdgeSetData, EdgeType, HeteroGraph, HeteroGraphBuilder, HeteroGraphData, NODE_TYPE, NodeSet,
-    NodeSetData,
+    EDGE_TYPE, EdgeSet, EdgeSetData, EdgeType, HeteroGraph, HeteroGraphBuilder, HeteroGraphData,
+    NODE_TYPE, NodeSet, NodeSetData,
 };
 #[cfg(feature = "petgraph")]
 pub use petgraph_conv::FeatureRow;

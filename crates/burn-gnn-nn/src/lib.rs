@@ -34,7 +34,6 @@ mod models;
 mod pool;
 mod readout;
 
-pub use dropout::dropout;
 pub use aggregation::Aggregation;
 pub use conv::cheb::{ChebConv, ChebConvConfig};
 pub use conv::edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
@@ -46,6 +45,7 @@ pub use conv::graph_conv::{GraphConv, GraphConvConfig};
 pub use conv::sage::{SageConv, SageConvConfig};
 pub use conv::sg::{Appnp, AppnpConfig, SgConv, SgConvConfig};
 pub use conv::transformer::{TransformerConv, TransformerConvConfig};
+pub use dropout::dropout;
 pub use error::NnError;
 pub use graph_network::{
     ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetGat, GraphNetwork, NodeUpdate,

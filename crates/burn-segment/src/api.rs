@@ -1,6 +1,6 @@
 //! The public segment functions, on Burn's high-level `Tensor`.
 
-use burn::backend::{DispatchTensor, Dispatch};
+use burn::backend::{Dispatch, DispatchTensor};
 use burn::tensor::{Float, Int, Tensor, kind::Numeric};
 
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
@@ -30,7 +30,12 @@ pub trait SegmentKind: Numeric + sealed::Sealed {
 }
 
 impl SegmentKind for Float {
-    fn reduce(d: DispatchTensor, i: DispatchTensor, n: usize, r: SegmentReduction) -> DispatchTensor {
+    fn reduce(
+        d: DispatchTensor,
+        i: DispatchTensor,
+        n: usize,
+        r: SegmentReduction,
+    ) -> DispatchTensor {
         Dispatch::segment_reduce(d, i, n, r)
     }
     fn extreme(
@@ -44,7 +49,12 @@ impl SegmentKind for Float {
 }
 
 impl SegmentKind for Int {
-    fn reduce(d: DispatchTensor, i: DispatchTensor, n: usize, r: SegmentReduction) -> DispatchTensor {
+    fn reduce(
+        d: DispatchTensor,
+        i: DispatchTensor,
+        n: usize,
+        r: SegmentReduction,
+    ) -> DispatchTensor {
         Dispatch::int_segment_reduce(d, i, n, r)
     }
     fn extreme(
@@ -83,7 +93,12 @@ pub fn segment_reduce<const D: usize, K: SegmentKind>(
     reduction: SegmentReduction,
 ) -> Tensor<D, K> {
     check_rows(data.dims()[0], &segment_ids);
-    let out = K::reduce(data.into_dispatch(), segment_ids.into_dispatch(), num_segments, reduction);
+    let out = K::reduce(
+        data.into_dispatch(),
+        segment_ids.into_dispatch(),
+        num_segments,
+        reduction,
+    );
     Tensor::from_dispatch(out)
 }
 
@@ -168,7 +183,12 @@ fn extreme<const D: usize, K: SegmentKind>(
     which: SegmentExtreme,
 ) -> (Tensor<D, K>, Tensor<D, Int>) {
     check_rows(data.dims()[0], &segment_ids);
-    let (v, a) = K::extreme(data.into_dispatch(), segment_ids.into_dispatch(), num_segments, which);
+    let (v, a) = K::extreme(
+        data.into_dispatch(),
+        segment_ids.into_dispatch(),
+        num_segments,
+        which,
+    );
     (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
 }
 
@@ -241,7 +261,10 @@ pub fn segment_argmin<const D: usize, K: SegmentKind>(
 /// # Panics
 /// On CPU backends if an id lies outside `[0, num_segments)`.
 pub fn segment_count(segment_ids: Tensor<1, Int>, num_segments: usize) -> Tensor<1, Int> {
-    Tensor::from_dispatch(Dispatch::segment_count(segment_ids.into_dispatch(), num_segments))
+    Tensor::from_dispatch(Dispatch::segment_count(
+        segment_ids.into_dispatch(),
+        num_segments,
+    ))
 }
 
 /// `[num_segments]` -> `[num_segments, 1, ..]`, broadcastable against `[num_segments, ...]`.
@@ -274,7 +297,9 @@ pub fn segment_mean<const D: usize>(
     num_segments: usize,
 ) -> Tensor<D> {
     let sum = segment_sum(data, segment_ids.clone(), num_segments);
-    let counts = segment_count(segment_ids, num_segments).float().clamp_min(1.0);
+    let counts = segment_count(segment_ids, num_segments)
+        .float()
+        .clamp_min(1.0);
     let counts = per_segment(counts, &sum);
     sum / counts
 }
@@ -336,7 +361,11 @@ pub fn segment_softmax<const D: usize>(
     num_segments: usize,
 ) -> Tensor<D> {
     check_rows(logits.dims()[0], &segment_ids);
-    let out = Dispatch::segment_softmax(logits.into_dispatch(), segment_ids.into_dispatch(), num_segments);
+    let out = Dispatch::segment_softmax(
+        logits.into_dispatch(),
+        segment_ids.into_dispatch(),
+        num_segments,
+    );
     Tensor::from_dispatch(out)
 }
 
@@ -421,6 +450,10 @@ pub fn segment_normalize<const D: usize>(
 ) -> Tensor<D> {
     let mean = segment_mean(data.clone(), segment_ids.clone(), num_segments);
     let centered = data - mean.select(0, segment_ids.clone());
-    let var = segment_mean(centered.clone().powi_scalar(2), segment_ids.clone(), num_segments);
+    let var = segment_mean(
+        centered.clone().powi_scalar(2),
+        segment_ids.clone(),
+        num_segments,
+    );
     centered / (var + eps).sqrt().select(0, segment_ids)
 }

@@ -118,7 +118,9 @@ impl<B: SegmentBackend> Backward<B, 1> for GatherBackward {
     type State = (IntTensor<B>, usize);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (ids, n) = ops.state;
-        unary::<B, _>(ops.parents, ops.node, grads, |g| B::segment_reduce(g, ids, n, SegmentReduction::Sum));
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            B::segment_reduce(g, ids, n, SegmentReduction::Sum)
+        });
     }
 }
 
@@ -128,7 +130,14 @@ struct SpmmBackward;
 
 impl<B: SegmentBackend> Backward<B, 2> for SpmmBackward {
     /// `x`, `weights`, senders, receivers, rows of `x`, heads.
-    type State = (FloatTensor<B>, FloatTensor<B>, IntTensor<B>, IntTensor<B>, usize, usize);
+    type State = (
+        FloatTensor<B>,
+        FloatTensor<B>,
+        IntTensor<B>,
+        IntTensor<B>,
+        usize,
+        usize,
+    );
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (x, w, senders, receivers, rows, heads) = ops.state;
         let (s, r) = (senders.clone(), receivers.clone());
@@ -198,14 +207,24 @@ impl<B: SegmentBackend> Backward<B, 3> for AttentionBackward {
             slope,
         );
         if let Some(node) = src_node {
-            grads.register::<B>(node.id, B::segment_reduce(d.clone(), senders, n_src, SegmentReduction::Sum));
+            grads.register::<B>(
+                node.id,
+                B::segment_reduce(d.clone(), senders, n_src, SegmentReduction::Sum),
+            );
         }
         if let Some(node) = dst_node {
-            grads.register::<B>(node.id, B::segment_reduce(d.clone(), receivers, n_dst, SegmentReduction::Sum));
+            grads.register::<B>(
+                node.id,
+                B::segment_reduce(d.clone(), receivers, n_dst, SegmentReduction::Sum),
+            );
         }
         if let Some(node) = bias_node {
             let heads = d.shape()[1];
-            let db = if bias_width == 1 && heads != 1 { B::float_sum_dim(d, 1) } else { d };
+            let db = if bias_width == 1 && heads != 1 {
+                B::float_sum_dim(d, 1)
+            } else {
+                d
+            };
             grads.register::<B>(node.id, db);
         }
     }
@@ -226,7 +245,11 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         let (src, sn) = src.into_parts();
         let (dst, dn) = dst.into_parts();
         let (bias, bn) = bias.into_parts();
-        match AttentionBackward.prepare::<C>([sn, dn, bn]).compute_bound().stateful() {
+        match AttentionBackward
+            .prepare::<C>([sn, dn, bn])
+            .compute_bound()
+            .stateful()
+        {
             OpsKind::Tracked(prep) => {
                 let alpha = B::segment_attention_softmax(
                     src.clone(),
@@ -236,11 +259,27 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
                     receivers.clone(),
                     negative_slope,
                 );
-                prep.finish((src, dst, bias, senders, receivers, alpha.clone(), negative_slope), alpha)
+                prep.finish(
+                    (
+                        src,
+                        dst,
+                        bias,
+                        senders,
+                        receivers,
+                        alpha.clone(),
+                        negative_slope,
+                    ),
+                    alpha,
+                )
             }
-            OpsKind::UnTracked(prep) => {
-                prep.finish(B::segment_attention_softmax(src, dst, bias, senders, receivers, negative_slope))
-            }
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_attention_softmax(
+                src,
+                dst,
+                bias,
+                senders,
+                receivers,
+                negative_slope,
+            )),
         }
     }
 
@@ -253,13 +292,25 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
     ) -> FloatTensor<Self> {
         let (x, xn) = x.into_parts();
         let (w, wn) = weights.into_parts();
-        match SpmmBackward.prepare::<C>([xn, wn]).compute_bound().stateful() {
+        match SpmmBackward
+            .prepare::<C>([xn, wn])
+            .compute_bound()
+            .stateful()
+        {
             OpsKind::Tracked(prep) => {
                 let (rows, heads) = (x.shape()[0], w.shape()[1]);
-                let out = B::segment_spmm(x.clone(), w.clone(), senders.clone(), receivers.clone(), num_segments);
+                let out = B::segment_spmm(
+                    x.clone(),
+                    w.clone(),
+                    senders.clone(),
+                    receivers.clone(),
+                    num_segments,
+                );
                 prep.finish((x, w, senders, receivers, rows, heads), out)
             }
-            OpsKind::UnTracked(prep) => prep.finish(B::segment_spmm(x, w, senders, receivers, num_segments)),
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::segment_spmm(x, w, senders, receivers, num_segments))
+            }
         }
     }
 
@@ -272,21 +323,40 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
     ) -> FloatTensor<Self> {
         let (a, an) = a.into_parts();
         let (b, bn) = b.into_parts();
-        match SddmmBackward.prepare::<C>([an, bn]).compute_bound().stateful() {
+        match SddmmBackward
+            .prepare::<C>([an, bn])
+            .compute_bound()
+            .stateful()
+        {
             OpsKind::Tracked(prep) => {
-                let out = B::segment_sddmm(a.clone(), b.clone(), a_index.clone(), b_index.clone(), heads);
+                let out = B::segment_sddmm(
+                    a.clone(),
+                    b.clone(),
+                    a_index.clone(),
+                    b_index.clone(),
+                    heads,
+                );
                 prep.finish((a, b, a_index, b_index), out)
             }
-            OpsKind::UnTracked(prep) => prep.finish(B::segment_sddmm(a, b, a_index, b_index, heads)),
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::segment_sddmm(a, b, a_index, b_index, heads))
+            }
         }
     }
 
     fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
         let (data, node) = data.into_parts();
-        match GatherBackward.prepare::<C>([node]).compute_bound().stateful() {
+        match GatherBackward
+            .prepare::<C>([node])
+            .compute_bound()
+            .stateful()
+        {
             OpsKind::Tracked(prep) => {
                 let n = data.shape()[0];
-                prep.finish((segment_ids.clone(), n), B::segment_gather(data, segment_ids))
+                prep.finish(
+                    (segment_ids.clone(), n),
+                    B::segment_gather(data, segment_ids),
+                )
             }
             OpsKind::UnTracked(prep) => prep.finish(B::segment_gather(data, segment_ids)),
         }
@@ -309,25 +379,36 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
                 let (data, node) = data.into_parts();
                 return match SumBackward.prepare::<C>([node]).compute_bound().stateful() {
                     OpsKind::Tracked(prep) => {
-                        let out = B::segment_reduce(data, segment_ids.clone(), num_segments, reduction);
+                        let out =
+                            B::segment_reduce(data, segment_ids.clone(), num_segments, reduction);
                         prep.finish(segment_ids, out)
                     }
-                    OpsKind::UnTracked(prep) => {
-                        prep.finish(B::segment_reduce(data, segment_ids, num_segments, reduction))
-                    }
+                    OpsKind::UnTracked(prep) => prep.finish(B::segment_reduce(
+                        data,
+                        segment_ids,
+                        num_segments,
+                        reduction,
+                    )),
                 };
             }
             SegmentReduction::Prod => {
                 let (data, node) = data.into_parts();
                 return match ProdBackward.prepare::<C>([node]).compute_bound().stateful() {
                     OpsKind::Tracked(prep) => {
-                        let out =
-                            B::segment_reduce(data.clone(), segment_ids.clone(), num_segments, reduction);
+                        let out = B::segment_reduce(
+                            data.clone(),
+                            segment_ids.clone(),
+                            num_segments,
+                            reduction,
+                        );
                         prep.finish((data, segment_ids, num_segments), out)
                     }
-                    OpsKind::UnTracked(prep) => {
-                        prep.finish(B::segment_reduce(data, segment_ids, num_segments, reduction))
-                    }
+                    OpsKind::UnTracked(prep) => prep.finish(B::segment_reduce(
+                        data,
+                        segment_ids,
+                        num_segments,
+                        reduction,
+                    )),
                 };
             }
         };
@@ -342,9 +423,14 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
         let (data, node) = data.into_parts();
         let shape = data.shape();
-        match ExtremeBackward.prepare::<C>([node]).compute_bound().stateful() {
+        match ExtremeBackward
+            .prepare::<C>([node])
+            .compute_bound()
+            .stateful()
+        {
             OpsKind::Tracked(prep) => {
-                let (out, arg) = B::segment_extreme(data, segment_ids.clone(), num_segments, extreme);
+                let (out, arg) =
+                    B::segment_extreme(data, segment_ids.clone(), num_segments, extreme);
                 (prep.finish((arg.clone(), segment_ids, shape), out), arg)
             }
             OpsKind::UnTracked(prep) => {
@@ -361,12 +447,18 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         num_segments: usize,
     ) -> FloatTensor<Self> {
         let (data, node) = data.into_parts();
-        match SoftmaxBackward.prepare::<C>([node]).compute_bound().stateful() {
+        match SoftmaxBackward
+            .prepare::<C>([node])
+            .compute_bound()
+            .stateful()
+        {
             OpsKind::Tracked(prep) => {
                 let y = B::segment_softmax(data, segment_ids.clone(), num_segments);
                 prep.finish((y.clone(), segment_ids, num_segments), y)
             }
-            OpsKind::UnTracked(prep) => prep.finish(B::segment_softmax(data, segment_ids, num_segments)),
+            OpsKind::UnTracked(prep) => {
+                prep.finish(B::segment_softmax(data, segment_ids, num_segments))
+            }
         }
     }
     // ANCHOR_END: autodiff_softmax

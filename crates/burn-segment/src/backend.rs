@@ -11,11 +11,21 @@ use crate::composite;
 
 /// `shape` with dim 0 replaced by `num_segments`: the output shape of a reduction (also what
 /// `Fusion` records before the kernel runs).
-#[cfg_attr(not(feature = "wgpu"), allow(dead_code))] // used by the Fusion metadata
 pub(crate) fn rows_shape(shape: &Shape, num_segments: usize) -> Shape {
     let mut dims = shape.as_slice().to_vec();
     dims[0] = num_segments;
     Shape::from(dims)
+}
+
+/// `[E, ...]` -> (`E`, the product `d` of the trailing dims, the reduced shape `[N, ...]`): how
+/// the kernels see their data, as an `[E, d]` matrix.
+pub(crate) fn flat_rows(shape: &Shape, num_segments: usize) -> (usize, usize, Shape) {
+    let dims = shape.as_slice();
+    (
+        dims[0],
+        dims[1..].iter().product(),
+        rows_shape(shape, num_segments),
+    )
 }
 
 /// What `Fusion` records for `segment_extreme`: values like the data, arguments like the ids.
@@ -24,10 +34,16 @@ fn extreme_specs(
     data: &burn::backend::fusion::custom::TensorSpec,
     segment_ids: &burn::backend::fusion::custom::TensorSpec,
     num_segments: usize,
-) -> (burn::backend::fusion::custom::TensorSpec, burn::backend::fusion::custom::TensorSpec) {
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
     use burn::backend::fusion::custom::TensorSpec;
     let shape = rows_shape(&data.shape, num_segments);
-    (TensorSpec::new(shape.clone(), data.dtype), TensorSpec::new(shape, segment_ids.dtype))
+    (
+        TensorSpec::new(shape.clone(), data.dtype),
+        TensorSpec::new(shape, segment_ids.dtype),
+    )
 }
 
 /// A reduction that combines a segment's rows into one row.

@@ -13,17 +13,11 @@ use burn::tensor::{
     BoolDType, DType, FloatDType, IntDType, Shape, Slice, ops::IndexingUpdateOp as Op,
 };
 
+use crate::backend::rows_shape;
 use crate::{SegmentExtreme, SegmentReduction};
 
 fn bool_dtype<B: Backend>(device: &B::Device) -> BoolDType {
     get_device_settings::<B>(device).bool_dtype
-}
-
-/// `shape` with dim 0 replaced by `rows`.
-fn rows_shape(shape: &Shape, rows: usize) -> Shape {
-    let mut dims = shape.as_slice().to_vec();
-    dims[0] = rows;
-    Shape::from(dims)
 }
 
 /// The ids with every out-of-range id replaced by the sentinel `n`.
@@ -95,7 +89,12 @@ fn float_add_mul_full<B: Backend>(
     reduction: SegmentReduction,
 ) -> FloatTensor<B> {
     let shape = rows_shape(&data.shape(), n + 1);
-    let init = B::float_full(shape, Scalar::Float(float_identity(reduction)), &data.device(), data.dtype().into());
+    let init = B::float_full(
+        shape,
+        Scalar::Float(float_identity(reduction)),
+        &data.device(),
+        data.dtype().into(),
+    );
     B::float_select_assign(init, 0, ids, data, update_op(reduction))
 }
 
@@ -136,7 +135,12 @@ fn float_extreme_values_full<B: Backend>(
         SegmentExtreme::Min => SegmentReduction::Min,
     };
     let full_shape = rows_shape(&data.shape(), n + 1);
-    let init = B::float_full(full_shape.clone(), Scalar::Float(float_identity(reduction)), &device, fd);
+    let init = B::float_full(
+        full_shape.clone(),
+        Scalar::Float(float_identity(reduction)),
+        &device,
+        fd,
+    );
     let values = B::float_select_assign(init, 0, ids.clone(), data.clone(), update_op(reduction));
     // `select_assign(Max)` need not propagate NaN: count NaNs per segment and patch them in.
     let is_nan = B::float_is_nan(data, bd);
@@ -148,12 +152,20 @@ fn float_extreme_values_full<B: Backend>(
         Op::Add,
     );
     let has_nan = B::float_greater_elem(nans, Scalar::Float(0.0), bd);
-    (B::float_mask_fill(values, has_nan, Scalar::Float(f64::NAN)), is_nan)
+    (
+        B::float_mask_fill(values, has_nan, Scalar::Float(f64::NAN)),
+        is_nan,
+    )
 }
 
 /// All -1, the argument of empty segments, in the ids' dtype.
 fn empty_arg<B: Backend>(ids: &IntTensor<B>, shape: &Shape) -> IntTensor<B> {
-    B::int_full(shape.clone(), Scalar::Int(-1), &ids.device(), ids.dtype().into())
+    B::int_full(
+        shape.clone(),
+        Scalar::Int(-1),
+        &ids.device(),
+        ids.dtype().into(),
+    )
 }
 
 /// `[0, 1, .., E-1]` broadcast along the trailing dims of `shape`.
@@ -166,16 +178,29 @@ fn row_index<B: Backend>(shape: &Shape, device: &B::Device, dtype: IntDType) -> 
 }
 
 /// The smallest row index whose value `hit`s its segment's extreme, over `[n + 1, ...]`.
-fn arg_of_hits<B: Backend>(hit: BoolTensor<B>, ids: IntTensor<B>, shape: &Shape, n: usize) -> IntTensor<B> {
+fn arg_of_hits<B: Backend>(
+    hit: BoolTensor<B>,
+    ids: IntTensor<B>,
+    shape: &Shape,
+    n: usize,
+) -> IntTensor<B> {
     let device = ids.device();
     let idt: IntDType = ids.dtype().into();
     let e = shape[0] as i64;
     let rows = row_index::<B>(shape, &device, idt);
-    let cand = B::int_mask_where(B::int_full(shape.clone(), Scalar::Int(e), &device, idt), hit, rows);
+    let cand = B::int_mask_where(
+        B::int_full(shape.clone(), Scalar::Int(e), &device, idt),
+        hit,
+        rows,
+    );
     let init = B::int_full(rows_shape(shape, n + 1), Scalar::Int(e), &device, idt);
     let arg = int_head::<B>(B::int_select_assign(init, 0, ids, cand, Op::Min), n);
     let bd = bool_dtype::<B>(&device);
-    B::int_mask_fill(arg.clone(), B::int_equal_elem(arg, Scalar::Int(e), bd), Scalar::Int(-1))
+    B::int_mask_fill(
+        arg.clone(),
+        B::int_equal_elem(arg, Scalar::Int(e), bd),
+        Scalar::Int(-1),
+    )
 }
 
 /// Composite default of [`SegmentBackend::segment_extreme`](crate::SegmentBackend::segment_extreme).
@@ -200,7 +225,10 @@ pub fn float_extreme<B: Backend>(
     let picked = B::float_select(full.clone(), 0, ids.clone());
     let both_nan = B::bool_and(is_nan, B::float_is_nan(picked.clone(), bd));
     let hit = B::bool_or(B::float_equal(data, picked, bd), both_nan);
-    (float_head::<B>(full, n), arg_of_hits::<B>(hit, ids, &shape, n))
+    (
+        float_head::<B>(full, n),
+        arg_of_hits::<B>(hit, ids, &shape, n),
+    )
 }
 
 // ANCHOR: composite_softmax
@@ -211,7 +239,8 @@ pub fn softmax<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>, n: usize) ->
     }
     let ids = safe_ids::<B>(ids, n);
     let bd = bool_dtype::<B>(&data.device());
-    let (max, _) = float_extreme_values_full::<B>(data.clone(), ids.clone(), n, SegmentExtreme::Max);
+    let (max, _) =
+        float_extreme_values_full::<B>(data.clone(), ids.clone(), n, SegmentExtreme::Max);
     // Shift by the maximum, or by 0 where it is -inf (all logits -inf: 0/0 = NaN).
     let all_neg_inf = B::float_equal_elem(max.clone(), Scalar::Float(f64::NEG_INFINITY), bd);
     let shift = B::float_mask_fill(max, all_neg_inf, Scalar::Float(0.0));
@@ -231,12 +260,25 @@ pub fn int_reduce<B: Backend>(
     let dtype = data.dtype();
     if n == 0 || data.shape()[0] == 0 {
         let value = Scalar::Int(int_identity(reduction, dtype));
-        return B::int_full(rows_shape(&data.shape(), n), value, &data.device(), dtype.into());
+        return B::int_full(
+            rows_shape(&data.shape(), n),
+            value,
+            &data.device(),
+            dtype.into(),
+        );
     }
     let ids = safe_ids::<B>(ids, n);
     let shape = rows_shape(&data.shape(), n + 1);
-    let init = B::int_full(shape, Scalar::Int(int_identity(reduction, dtype)), &data.device(), dtype.into());
-    int_head::<B>(B::int_select_assign(init, 0, ids, data, update_op(reduction)), n)
+    let init = B::int_full(
+        shape,
+        Scalar::Int(int_identity(reduction, dtype)),
+        &data.device(),
+        dtype.into(),
+    );
+    int_head::<B>(
+        B::int_select_assign(init, 0, ids, data, update_op(reduction)),
+        n,
+    )
 }
 
 /// Composite default of [`SegmentBackend::int_segment_extreme`](crate::SegmentBackend::int_segment_extreme).
@@ -266,7 +308,10 @@ pub fn int_extreme<B: Backend>(
     let full = B::int_select_assign(init, 0, ids.clone(), data.clone(), update_op(reduction));
     let bd = bool_dtype::<B>(&data.device());
     let hit = B::int_equal(data, B::int_select(full.clone(), 0, ids.clone()), bd);
-    (int_head::<B>(full, n), arg_of_hits::<B>(hit, ids, &shape, n))
+    (
+        int_head::<B>(full, n),
+        arg_of_hits::<B>(hit, ids, &shape, n),
+    )
 }
 
 /// Composite default of [`SegmentBackend::segment_count`](crate::SegmentBackend::segment_count).
@@ -366,7 +411,10 @@ fn attention_raw<B: crate::SegmentBackend>(
     let bd = bool_dtype::<B>(&src.device());
     let bias = B::float_expand(bias, Shape::new([e, h]));
     let masked = B::float_equal_elem(bias.clone(), Scalar::Float(f64::NEG_INFINITY), bd);
-    let nodes = B::float_add(B::segment_gather(src, senders), B::segment_gather(dst, receivers));
+    let nodes = B::float_add(
+        B::segment_gather(src, senders),
+        B::segment_gather(dst, receivers),
+    );
     (B::float_add(nodes, bias), masked)
 }
 

@@ -119,10 +119,10 @@ mod validate;
 mod wgpu_probe;
 
 pub use api::*;
+pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
 #[cfg(feature = "wgpu")]
 #[doc(hidden)]
 pub use cube::wgpu_kernel_calls;
-pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
 pub use fused::{attention_softmax, sddmm, spmm};
 pub use partition::*;
 pub use validate::*;

@@ -8,9 +8,7 @@
 
 use burn::tensor::{Int, Tensor, ops::IndexingUpdateOp};
 
-use crate::{
-    segment_max, segment_mean, segment_min, segment_softmax, segment_sum,
-};
+use crate::{segment_max, segment_mean, segment_min, segment_softmax, segment_sum};
 
 /// The partition index of each of `total_length` rows.
 ///
@@ -89,7 +87,10 @@ pub fn partition_min<const D: usize>(data: Tensor<D>, partitions: Tensor<1, Int>
 ///
 /// # Shapes
 /// `logits: [E, ...]`, `partitions: [P]` -> `[E, ...]`.
-pub fn partition_softmax<const D: usize>(logits: Tensor<D>, partitions: Tensor<1, Int>) -> Tensor<D> {
+pub fn partition_softmax<const D: usize>(
+    logits: Tensor<D>,
+    partitions: Tensor<1, Int>,
+) -> Tensor<D> {
     let (ids, p) = ids_of(&logits, partitions);
     segment_softmax(logits, ids, p)
 }

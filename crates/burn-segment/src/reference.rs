@@ -25,7 +25,10 @@ fn column(data: &[f64], d: usize, rows: &[usize], j: usize) -> Vec<(usize, f64)>
 
 /// Applies `f` to every (segment, column) and lays the results out as `[n, d]`.
 fn per_column<T>(n: usize, d: usize, mut f: impl FnMut(usize, usize) -> T) -> Vec<T> {
-    (0..n).flat_map(|s| (0..d).map(move |j| (s, j))).map(|(s, j)| f(s, j)).collect()
+    (0..n)
+        .flat_map(|s| (0..d).map(move |j| (s, j)))
+        .map(|(s, j)| f(s, j))
+        .collect()
 }
 
 /// Reference of `segment_sum/prod/max/min`.
@@ -79,12 +82,19 @@ pub fn segment_extreme_reference(
     extreme: SegmentExtreme,
 ) -> (Vec<f64>, Vec<i64>) {
     let rows = rows_of(ids, n);
-    per_column(n, d, |s, j| segment_extreme_one(&column(data, d, &rows[s], j), extreme)).into_iter().unzip()
+    per_column(n, d, |s, j| {
+        segment_extreme_one(&column(data, d, &rows[s], j), extreme)
+    })
+    .into_iter()
+    .unzip()
 }
 
 /// Reference of `segment_count`.
 pub fn segment_count_reference(ids: &[i64], n: usize) -> Vec<i64> {
-    rows_of(ids, n).iter().map(|rows| rows.len() as i64).collect()
+    rows_of(ids, n)
+        .iter()
+        .map(|rows| rows.len() as i64)
+        .collect()
 }
 
 /// Reference of `segment_mean` (0 for empty segments).
@@ -92,7 +102,11 @@ pub fn segment_mean_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> 
     let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
         let col = column(data, d, &rows[s], j);
-        if col.is_empty() { 0.0 } else { col.iter().map(|c| c.1).sum::<f64>() / col.len() as f64 }
+        if col.is_empty() {
+            0.0
+        } else {
+            col.iter().map(|c| c.1).sum::<f64>() / col.len() as f64
+        }
     })
 }
 
@@ -100,7 +114,10 @@ pub fn segment_mean_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> 
 pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
     let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col: Vec<f64> = column(data, d, &rows[s], j).into_iter().map(|c| c.1).collect();
+        let col: Vec<f64> = column(data, d, &rows[s], j)
+            .into_iter()
+            .map(|c| c.1)
+            .collect();
         if col.is_empty() {
             return 0.0;
         }
@@ -113,7 +130,10 @@ pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize)
 pub fn segment_logsumexp_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
     let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col: Vec<f64> = column(data, d, &rows[s], j).into_iter().map(|c| c.1).collect();
+        let col: Vec<f64> = column(data, d, &rows[s], j)
+            .into_iter()
+            .map(|c| c.1)
+            .collect();
         if col.iter().any(|v| v.is_nan()) {
             return f64::NAN;
         }
@@ -137,7 +157,11 @@ pub fn segment_softmax_reference(data: &[f64], d: usize, ids: &[i64], n: usize) 
             let undefined = col.iter().any(|c| c.1.is_nan()) || m.is_infinite();
             let z: f64 = col.iter().map(|c| (c.1 - m).exp()).sum();
             for &(e, v) in &col {
-                out[e * d + j] = if undefined { f64::NAN } else { (v - m).exp() / z };
+                out[e * d + j] = if undefined {
+                    f64::NAN
+                } else {
+                    (v - m).exp() / z
+                };
             }
         }
     }
@@ -146,7 +170,13 @@ pub fn segment_softmax_reference(data: &[f64], d: usize, ids: &[i64], n: usize) 
 // ANCHOR_END: reference_softmax
 
 /// Reference of `segment_normalize`: `(x - mean) / sqrt(var + eps)`, `[E, d]`.
-pub fn segment_normalize_reference(data: &[f64], d: usize, ids: &[i64], n: usize, eps: f64) -> Vec<f64> {
+pub fn segment_normalize_reference(
+    data: &[f64],
+    d: usize,
+    ids: &[i64],
+    n: usize,
+    eps: f64,
+) -> Vec<f64> {
     let mean = segment_mean_reference(data, d, ids, n);
     let var = segment_variance_reference(data, d, ids, n);
     (0..data.len())
@@ -188,7 +218,14 @@ pub fn spmm_reference(
 }
 
 /// [`sddmm`](crate::sddmm) in f64: `a` and `b` are row-major with `d` columns.
-pub fn sddmm_reference(a: &[f64], b: &[f64], d: usize, heads: usize, a_index: &[i64], b_index: &[i64]) -> Vec<f64> {
+pub fn sddmm_reference(
+    a: &[f64],
+    b: &[f64],
+    d: usize,
+    heads: usize,
+    a_index: &[i64],
+    b_index: &[i64],
+) -> Vec<f64> {
     let c = d / heads;
     let mut out = vec![0.0; a_index.len() * heads];
     for (e, (&i, &j)) in a_index.iter().zip(b_index).enumerate() {
@@ -217,7 +254,8 @@ pub fn attention_softmax_reference(
     for e in 0..senders.len() {
         for h in 0..heads {
             let b = bias[e * bias_width + if bias_width == 1 { 0 } else { h }];
-            let x = src[senders[e] as usize * heads + h] + dst[receivers[e] as usize * heads + h] + b;
+            let x =
+                src[senders[e] as usize * heads + h] + dst[receivers[e] as usize * heads + h] + b;
             logits.push(if b == f64::NEG_INFINITY {
                 f64::NEG_INFINITY
             } else if x < 0.0 {

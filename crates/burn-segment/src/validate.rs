@@ -6,7 +6,9 @@ use burn::tensor::{Int, Tensor};
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SegmentError {
     /// An id lies outside `[0, num_segments)`.
-    #[error("segment id {id} at position {position} is out of range for num_segments = {num_segments}")]
+    #[error(
+        "segment id {id} at position {position} is out of range for num_segments = {num_segments}"
+    )]
     IdOutOfRange {
         /// The offending id.
         id: i64,
@@ -58,7 +60,11 @@ pub fn validate_segment_ids(
     let data = segment_ids.clone().into_data();
     for (position, id) in data.iter::<i64>().enumerate() {
         if id < 0 || id >= num_segments as i64 {
-            return Err(SegmentError::IdOutOfRange { id, position, num_segments });
+            return Err(SegmentError::IdOutOfRange {
+                id,
+                position,
+                num_segments,
+            });
         }
     }
     Ok(())

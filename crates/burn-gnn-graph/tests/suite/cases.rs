@@ -392,7 +392,9 @@ fn graphs_without_edges_do_not_corrupt_later_results() {
     for (name, d) in devices() {
         let dirty = || {
             for k in 1..40usize {
-                let _ = Tensor::<1, burn::tensor::Int>::ones([k], &d).mul_scalar(7).into_data();
+                let _ = Tensor::<1, burn::tensor::Int>::ones([k], &d)
+                    .mul_scalar(7)
+                    .into_data();
                 let _ = Tensor::<1>::ones([k], &d).mul_scalar(5.0).into_data();
             }
         };
@@ -406,7 +408,12 @@ fn graphs_without_edges_do_not_corrupt_later_results() {
                 .build()
                 .unwrap();
             dirty();
-            let l = g.add_self_loops(SelfLoops { remove_existing: true, fill: SelfLoopFill::Mean }).unwrap();
+            let l = g
+                .add_self_loops(SelfLoops {
+                    remove_existing: true,
+                    fill: SelfLoopFill::Mean,
+                })
+                .unwrap();
             l.validate().unwrap();
             assert_eq!(host_i64(l.n_edge().clone()), n_node, "{name}");
             assert_eq!(host_f32(l.edge_tensor::<1>().unwrap()), vec![0.0; n]);
@@ -417,12 +424,23 @@ fn graphs_without_edges_do_not_corrupt_later_results() {
             dirty();
             let b = batch(&[g.clone(), g.clone()]).unwrap();
             b.validate().unwrap();
-            let c = b.coalesce(EdgeReduce::Max).unwrap().to_undirected(EdgeReduce::Sum).unwrap();
+            let c = b
+                .coalesce(EdgeReduce::Max)
+                .unwrap()
+                .to_undirected(EdgeReduce::Sum)
+                .unwrap();
             c.validate().unwrap();
             dirty();
-            let p = c.pad_with_graphs(n * 2 + 1, 0, 2 * n_node.len() + 1).unwrap().zero_out_padding();
+            let p = c
+                .pad_with_graphs(n * 2 + 1, 0, 2 * n_node.len() + 1)
+                .unwrap()
+                .zero_out_padding();
             p.validate().unwrap();
-            assert_eq!(host_bool(p.node_mask()).iter().filter(|&&m| m).count(), 2 * n, "{name}");
+            assert_eq!(
+                host_bool(p.node_mask()).iter().filter(|&&m| m).count(),
+                2 * n,
+                "{name}"
+            );
             assert_eq!(mirror(&p.unpad_with_graphs()), mirror(&b));
             for part in b.unbatch() {
                 part.validate().unwrap();

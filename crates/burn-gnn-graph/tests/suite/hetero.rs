@@ -293,7 +293,11 @@ fn hetero_to_homogeneous_keeps_every_edge_and_comes_back() {
         assert_eq!(host_f32(rows.clone()), x, "{name}: nodes_to_homogeneous");
         let split = g.nodes_from_homogeneous(rows).unwrap();
         for (t, xt) in g.x_dict() {
-            assert_eq!(host_f32(split[&t].clone()), host_f32(xt), "{name}: nodes_from_homogeneous {t}");
+            assert_eq!(
+                host_f32(split[&t].clone()),
+                host_f32(xt),
+                "{name}: nodes_from_homogeneous {t}"
+            );
         }
         let (node_types, edge_types) = g.metadata();
         let back = HeteroGraph::from_homogeneous(&h, &node_types, &edge_types).unwrap();

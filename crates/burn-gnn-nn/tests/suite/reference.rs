@@ -72,9 +72,11 @@ pub fn gcn_dense(s: &[i64], r: &[i64], w: &[f64], n: usize, fill: f64) -> Vec<f6
 #[test]
 fn gcn_matches_dense_symmetric_normalisation() {
     for (name, d) in forward_devices() {
-        for ((s, r, n), improved, weighted) in [test_graph(), looped_graph()]
-            .into_iter()
-            .flat_map(|g| [(false, false), (true, false), (false, true), (true, true)].map(move |(i, w)| (g.clone(), i, w)))
+        for ((s, r, n), improved, weighted) in
+            [test_graph(), looped_graph()].into_iter().flat_map(|g| {
+                [(false, false), (true, false), (false, true), (true, true)]
+                    .map(move |(i, w)| (g.clone(), i, w))
+            })
         {
             let conv = GcnConvConfig::new(3, 2).with_improved(improved).init(&d);
             let mut rng = Rng(5);
@@ -104,7 +106,10 @@ fn gcn_matches_dense_symmetric_normalisation() {
                 &got,
                 &want,
                 1e-4,
-                &format!("GcnConv(improved={improved}, weighted={weighted}) on {n}-node graph with {} edges, {name}", s.len()),
+                &format!(
+                    "GcnConv(improved={improved}, weighted={weighted}) on {n}-node graph with {} edges, {name}",
+                    s.len()
+                ),
             );
         }
     }

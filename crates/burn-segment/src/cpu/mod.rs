@@ -1,15 +1,21 @@
-//! CPU kernels: written once over slices ([`kernels`]), adapted to NdArray and Flex through the
+//! CPU kernels: written once over slices (`kernels`), adapted to NdArray and Flex through the
 //! small `CpuTensor` trait (crate-private).
 
 mod heap;
-pub mod kernels;
+mod kernels;
 mod output;
 mod plan_cache;
 pub(crate) mod simd;
 
 pub use heap::retain_freed_memory;
-pub use output::{clear_output_pool, output_pool_stats, set_output_pool_capacity, OutputPoolStats, DEFAULT_OUTPUT_POOL_BYTES, POOLED_OUTPUT_BYTES};
-pub use plan_cache::{clear_plan_cache, plan_cache_stats, set_plan_cache_capacity, PlanCacheStats, DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES};
+pub use output::{
+    DEFAULT_OUTPUT_POOL_BYTES, OutputPoolStats, POOLED_OUTPUT_BYTES, clear_output_pool,
+    output_pool_stats, set_output_pool_capacity,
+};
+pub use plan_cache::{
+    DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES, PlanCacheStats, clear_plan_cache,
+    plan_cache_stats, set_plan_cache_capacity,
+};
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -19,6 +25,7 @@ use burn::tensor::{DType, Shape, TensorData};
 use burn_flex::{FlexTensor, Layout};
 use burn_ndarray::NdArrayTensor;
 
+use crate::backend::flat_rows;
 use crate::{SegmentExtreme, SegmentReduction};
 use kernels::{CsrPlan, Elem, FloatElem, IdElem};
 use output::{Alloc, Out};
@@ -73,7 +80,11 @@ cpu_elem!(i64, I64);
 impl CpuTensor for NdArrayTensor {
     fn values<E: CpuElem>(&self) -> Cow<'_, [E]> {
         E::from_ndarray(self).unwrap_or_else(|| {
-            panic!("burn-segment: expected {:?} data, got {:?}", E::dtype(), self.dtype())
+            panic!(
+                "burn-segment: expected {:?} data, got {:?}",
+                E::dtype(),
+                self.dtype()
+            )
         })
     }
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
@@ -102,7 +113,9 @@ impl CpuTensor for FlexTensor {
     fn from_out<E: CpuElem>(out: Out<E>, shape: Shape) -> Self {
         match out {
             Out::Vec(values) => Self::from_values(values, shape),
-            Out::Pooled(block) => FlexTensor::new(block.into_bytes(), Layout::contiguous(shape), E::dtype()),
+            Out::Pooled(block) => {
+                FlexTensor::new(block.into_bytes(), Layout::contiguous(shape), E::dtype())
+            }
         }
     }
     fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]> {
@@ -115,15 +128,6 @@ impl CpuTensor for FlexTensor {
         }
         self.try_storage_mut::<E>()
     }
-}
-
-/// `[E, ...]` -> (`E`, product of the trailing dims, `[N, ...]`).
-fn dims(shape: &Shape, num_segments: usize) -> (usize, usize, Shape) {
-    let dims = shape.as_slice();
-    let d = dims[1..].iter().product();
-    let mut out = dims.to_vec();
-    out[0] = num_segments;
-    (dims[0], d, Shape::from(out))
 }
 
 /// The CSR plan of a 1-D id tensor (i32 or i64), from the plan cache when these ids were
@@ -155,12 +159,21 @@ pub(crate) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReducti
         SegmentReduction::Min => return extreme(data, ids, n, SegmentExtreme::Min).0,
         _ => {}
     }
-    let (e, d, out_shape) = dims(&data.shape(), n);
+    let (e, d, out_shape) = flat_rows(&data.shape(), n);
     check_len(e, ids.shape()[0]);
     let prod = op == SegmentReduction::Prod;
     let plan = plan(&ids, n);
-    fn go<E: CpuElem + Elem, T: CpuTensor>(data: &T, d: usize, p: &CsrPlan, prod: bool, s: Shape) -> T {
-        T::from_out(kernels::reduce_add_mul_for(Simd::detect(), T::ALLOC, &data.values::<E>(), d, p, prod), s)
+    fn go<E: CpuElem + Elem, T: CpuTensor>(
+        data: &T,
+        d: usize,
+        p: &CsrPlan,
+        prod: bool,
+        s: Shape,
+    ) -> T {
+        T::from_out(
+            kernels::reduce_add_mul(Simd::detect(), T::ALLOC, &data.values::<E>(), d, p, prod),
+            s,
+        )
     }
     match data.dtype() {
         DType::F32 => go::<f32, T>(&data, d, &plan, prod, out_shape),
@@ -173,7 +186,7 @@ pub(crate) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReducti
 
 /// Max / min with the row that attains it; the argument tensor has the ids' dtype.
 pub(crate) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExtreme) -> (T, T) {
-    let (e, d, out_shape) = dims(&data.shape(), n);
+    let (e, d, out_shape) = flat_rows(&data.shape(), n);
     check_len(e, ids.shape()[0]);
     let plan = plan(&ids, n);
     fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
@@ -184,7 +197,8 @@ pub(crate) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExt
         shape: Shape,
     ) -> (T, T) {
         let simd = kernels::extreme_simd();
-        let (v, a) = kernels::reduce_extreme_for::<E, I>(simd, T::ALLOC, &data.values::<E>(), d, plan, which);
+        let (v, a) =
+            kernels::reduce_extreme::<E, I>(simd, T::ALLOC, &data.values::<E>(), d, plan, which);
         (T::from_out(v, shape.clone()), T::from_out(a, shape))
     }
     macro_rules! by_id {
@@ -207,16 +221,21 @@ pub(crate) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExt
 /// Segment softmax, `[E, ...] -> [E, ...]`.
 pub(crate) fn softmax<T: CpuTensor>(data: T, ids: T, n: usize) -> T {
     let shape = data.shape();
-    let (e, d, _) = dims(&shape, n);
+    let (e, d, _) = flat_rows(&shape, n);
     check_len(e, ids.shape()[0]);
     let plan = plan(&ids, n);
     // In place where the input's buffer is this call's alone (nothing else sees it change).
-    fn go<E: CpuElem + FloatElem, T: CpuTensor>(mut data: T, d: usize, plan: &CsrPlan, s: Shape) -> T {
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(
+        mut data: T,
+        d: usize,
+        plan: &CsrPlan,
+        s: Shape,
+    ) -> T {
         if let Some(values) = data.values_mut::<E>() {
             kernels::softmax_in_place(values, d, plan);
             return data;
         }
-        T::from_out(kernels::softmax_out(T::ALLOC, &data.values::<E>(), d, plan), s)
+        T::from_out(kernels::softmax(T::ALLOC, &data.values::<E>(), d, plan), s)
     }
     match data.dtype() {
         DType::F32 => go::<f32, T>(data, d, &plan, shape),
@@ -241,7 +260,10 @@ fn first_out_of_range<I: CpuElem + Into<i64>>(ids: &[I], n: usize) -> Option<(us
     if !ids.iter().any(|&i| Into::<i64>::into(i) as u64 >= n as u64) {
         return None;
     }
-    ids.iter().map(|&i| i.into()).enumerate().find(|&(_, i)| i < 0 || i >= n as i64)
+    ids.iter()
+        .map(|&i| i.into())
+        .enumerate()
+        .find(|&(_, i)| i < 0 || i >= n as i64)
 }
 
 /// Panics naming the first id outside `0..n` (the CPU contract for bad ids).
@@ -251,7 +273,9 @@ fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
         _ => first_out_of_range(&ids.values::<i64>(), n),
     };
     if let Some((pos, id)) = bad {
-        panic!("burn-segment: segment id {id} at position {pos} is out of range for num_segments = {n}");
+        panic!(
+            "burn-segment: segment id {id} at position {pos} is out of range for num_segments = {n}"
+        );
     }
 }
 
@@ -297,8 +321,16 @@ pub(crate) fn spmm<T: CpuTensor>(x: T, weights: T, senders: T, receivers: T, n: 
     check_len(e, receivers.shape()[0]);
     let senders = index_list(&senders, rows, "sender");
     let plan = plan(&receivers, n);
-    fn go<E: CpuElem + Elem, T: CpuTensor>(x: &T, w: &T, d: usize, h: usize, s: &[usize], p: &CsrPlan, n: usize) -> T {
-        let out = kernels::spmm_out(T::ALLOC, &x.values::<E>(), d, &w.values::<E>(), h, s, p);
+    fn go<E: CpuElem + Elem, T: CpuTensor>(
+        x: &T,
+        w: &T,
+        d: usize,
+        h: usize,
+        s: &[usize],
+        p: &CsrPlan,
+        n: usize,
+    ) -> T {
+        let out = kernels::spmm(T::ALLOC, &x.values::<E>(), d, &w.values::<E>(), h, s, p);
         T::from_out(out, Shape::from([n, d]))
     }
     match x.dtype() {
@@ -315,8 +347,15 @@ pub(crate) fn sddmm<T: CpuTensor>(a: T, b: T, a_index: T, b_index: T, heads: usi
     check_len(e, b_index.shape()[0]);
     let ai = index_list(&a_index, a.shape()[0], "a");
     let bi = index_list(&b_index, b.shape()[0], "b");
-    fn go<E: CpuElem + Elem, T: CpuTensor>(a: &T, b: &T, d: usize, h: usize, ai: &[usize], bi: &[usize]) -> T {
-        let out = kernels::sddmm_out(T::ALLOC, &a.values::<E>(), &b.values::<E>(), d, h, ai, bi);
+    fn go<E: CpuElem + Elem, T: CpuTensor>(
+        a: &T,
+        b: &T,
+        d: usize,
+        h: usize,
+        ai: &[usize],
+        bi: &[usize],
+    ) -> T {
+        let out = kernels::sddmm(T::ALLOC, &a.values::<E>(), &b.values::<E>(), d, h, ai, bi);
         T::from_out(out, Shape::from([ai.len(), h]))
     }
     match a.dtype() {
@@ -337,7 +376,13 @@ struct AttentionInputs<'a> {
 
 impl AttentionInputs<'_> {
     /// The kernel's view of these inputs and the node scores and bias.
-    fn kernel<'b, E>(&'b self, src: &'b [E], dst: &'b [E], bias: &'b [E], slope: E) -> kernels::Attention<'b, E> {
+    fn kernel<'b, E>(
+        &'b self,
+        src: &'b [E],
+        dst: &'b [E],
+        bias: &'b [E],
+        slope: E,
+    ) -> kernels::Attention<'b, E> {
         kernels::Attention {
             src,
             dst,
@@ -351,7 +396,13 @@ impl AttentionInputs<'_> {
     }
 }
 
-fn attention_inputs<'a, T: CpuTensor>(src: &T, dst: &T, bias: &T, senders: &'a T, receivers: &'a T) -> AttentionInputs<'a> {
+fn attention_inputs<'a, T: CpuTensor>(
+    src: &T,
+    dst: &T,
+    bias: &T,
+    senders: &'a T,
+    receivers: &'a T,
+) -> AttentionInputs<'a> {
     let e = senders.shape()[0];
     check_len(e, receivers.shape()[0]);
     check_len(e, bias.shape()[0]);
@@ -366,12 +417,25 @@ fn attention_inputs<'a, T: CpuTensor>(src: &T, dst: &T, bias: &T, senders: &'a T
 }
 
 /// Attention coefficients `[E, heads]`: LeakyReLU logits, then a softmax per receiver.
-pub(crate) fn attention_softmax<T: CpuTensor>(src: T, dst: T, bias: T, senders: T, receivers: T, slope: f64) -> T {
+pub(crate) fn attention_softmax<T: CpuTensor>(
+    src: T,
+    dst: T,
+    bias: T,
+    senders: T,
+    receivers: T,
+    slope: f64,
+) -> T {
     let a = attention_inputs(&src, &dst, &bias, &senders, &receivers);
-    fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, a: &AttentionInputs, slope: E) -> T {
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(
+        src: &T,
+        dst: &T,
+        bias: &T,
+        a: &AttentionInputs,
+        slope: E,
+    ) -> T {
         let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
         let att = a.kernel(&src, &dst, &bias, slope);
-        let mut logits = att.logits_out(T::ALLOC);
+        let mut logits = att.logits(T::ALLOC);
         kernels::softmax_in_place(&mut logits, a.heads, &a.plan);
         T::from_out(logits, Shape::from([a.senders.len(), a.heads]))
     }
@@ -382,7 +446,7 @@ pub(crate) fn attention_softmax<T: CpuTensor>(src: T, dst: T, bias: T, senders: 
     }
 }
 
-/// Gradient of the raw attention scores `[E, heads]` (see `kernels::Attention::backward`).
+/// Gradient of the raw attention scores `[E, heads]` (see `Attention::backward` in `kernels`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_backward<T: CpuTensor>(
     src: T,
@@ -396,10 +460,18 @@ pub(crate) fn attention_backward<T: CpuTensor>(
 ) -> T {
     let a = attention_inputs(&src, &dst, &bias, &senders, &receivers);
     #[allow(clippy::too_many_arguments)]
-    fn go<E: CpuElem + FloatElem, T: CpuTensor>(src: &T, dst: &T, bias: &T, alpha: &T, grad: &T, a: &AttentionInputs, slope: E) -> T {
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(
+        src: &T,
+        dst: &T,
+        bias: &T,
+        alpha: &T,
+        grad: &T,
+        a: &AttentionInputs,
+        slope: E,
+    ) -> T {
         let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
         let att = a.kernel(&src, &dst, &bias, slope);
-        let out = att.backward_out(T::ALLOC, &alpha.values::<E>(), &grad.values::<E>(), &a.plan);
+        let out = att.backward(T::ALLOC, &alpha.values::<E>(), &grad.values::<E>(), &a.plan);
         T::from_out(out, Shape::from([a.senders.len(), a.heads]))
     }
     match src.dtype() {
@@ -426,7 +498,12 @@ macro_rules! impl_cpu_backend {
                 reduction: SegmentReduction,
             ) -> FloatTensor<Self> {
                 if !supports(data.dtype()) {
-                    return composite::float_reduce::<Self>(data, segment_ids, num_segments, reduction);
+                    return composite::float_reduce::<Self>(
+                        data,
+                        segment_ids,
+                        num_segments,
+                        reduction,
+                    );
                 }
                 reduce(data, segment_ids, num_segments, reduction)
             }
@@ -437,7 +514,12 @@ macro_rules! impl_cpu_backend {
                 extreme: SegmentExtreme,
             ) -> (FloatTensor<Self>, IntTensor<Self>) {
                 if !supports(data.dtype()) {
-                    return composite::float_extreme::<Self>(data, segment_ids, num_segments, extreme);
+                    return composite::float_extreme::<Self>(
+                        data,
+                        segment_ids,
+                        num_segments,
+                        extreme,
+                    );
                 }
                 self::extreme(data, segment_ids, num_segments, extreme)
             }
@@ -460,7 +542,12 @@ macro_rules! impl_cpu_backend {
                 reduction: SegmentReduction,
             ) -> IntTensor<Self> {
                 if !supports(data.dtype()) {
-                    return composite::int_reduce::<Self>(data, segment_ids, num_segments, reduction);
+                    return composite::int_reduce::<Self>(
+                        data,
+                        segment_ids,
+                        num_segments,
+                        reduction,
+                    );
                 }
                 reduce(data, segment_ids, num_segments, reduction)
             }
@@ -471,15 +558,26 @@ macro_rules! impl_cpu_backend {
                 extreme: SegmentExtreme,
             ) -> (IntTensor<Self>, IntTensor<Self>) {
                 if !supports(data.dtype()) {
-                    return composite::int_extreme::<Self>(data, segment_ids, num_segments, extreme);
+                    return composite::int_extreme::<Self>(
+                        data,
+                        segment_ids,
+                        num_segments,
+                        extreme,
+                    );
                 }
                 self::extreme(data, segment_ids, num_segments, extreme)
             }
-            fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
+            fn segment_gather(
+                data: FloatTensor<Self>,
+                segment_ids: IntTensor<Self>,
+            ) -> FloatTensor<Self> {
                 check_gather_ids(&segment_ids, data.shape()[0]);
                 Self::float_select(data, 0, segment_ids)
             }
-            fn int_segment_gather(data: IntTensor<Self>, segment_ids: IntTensor<Self>) -> IntTensor<Self> {
+            fn int_segment_gather(
+                data: IntTensor<Self>,
+                segment_ids: IntTensor<Self>,
+            ) -> IntTensor<Self> {
                 check_gather_ids(&segment_ids, data.shape()[0]);
                 Self::int_select(data, 0, segment_ids)
             }
@@ -519,7 +617,14 @@ macro_rules! impl_cpu_backend {
                 negative_slope: f64,
             ) -> FloatTensor<Self> {
                 if !attention_dtypes(&[src.dtype(), dst.dtype(), bias.dtype()]) {
-                    return composite::attention_softmax::<Self>(src, dst, bias, senders, receivers, negative_slope);
+                    return composite::attention_softmax::<Self>(
+                        src,
+                        dst,
+                        bias,
+                        senders,
+                        receivers,
+                        negative_slope,
+                    );
                 }
                 attention_softmax(src, dst, bias, senders, receivers, negative_slope)
             }
@@ -533,13 +638,35 @@ macro_rules! impl_cpu_backend {
                 grad: FloatTensor<Self>,
                 negative_slope: f64,
             ) -> FloatTensor<Self> {
-                let dtypes = [src.dtype(), dst.dtype(), bias.dtype(), alpha.dtype(), grad.dtype()];
+                let dtypes = [
+                    src.dtype(),
+                    dst.dtype(),
+                    bias.dtype(),
+                    alpha.dtype(),
+                    grad.dtype(),
+                ];
                 if !attention_dtypes(&dtypes) {
                     return composite::attention_backward::<Self>(
-                        src, dst, bias, senders, receivers, alpha, grad, negative_slope,
+                        src,
+                        dst,
+                        bias,
+                        senders,
+                        receivers,
+                        alpha,
+                        grad,
+                        negative_slope,
                     );
                 }
-                attention_backward(src, dst, bias, senders, receivers, alpha, grad, negative_slope)
+                attention_backward(
+                    src,
+                    dst,
+                    bias,
+                    senders,
+                    receivers,
+                    alpha,
+                    grad,
+                    negative_slope,
+                )
             }
         }
     };

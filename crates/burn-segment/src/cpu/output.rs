@@ -118,10 +118,15 @@ pub(crate) unsafe fn assume_written<T>(out: Out<MaybeUninit<T>>) -> Out<T> {
             // SAFETY: `MaybeUninit<T>` has `T`'s layout, the buffer came from a `Vec` of the
             // same length and capacity, and the caller guarantees that every element is
             // initialised.
-            Out::Vec(unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut T, v.len(), v.capacity()) })
+            Out::Vec(unsafe {
+                Vec::from_raw_parts(v.as_mut_ptr() as *mut T, v.len(), v.capacity())
+            })
         }
         Out::Pooled(mut p) => {
-            let block = p.block.take().expect("a pooled output holds its block until dropped");
+            let block = p
+                .block
+                .take()
+                .expect("a pooled output holds its block until dropped");
             Out::Pooled(Pooled::new(block, p.len))
         }
     }
@@ -156,12 +161,19 @@ pub(crate) struct Pooled<T> {
 impl<T> Pooled<T> {
     fn new(block: pool::Block, len: usize) -> Self {
         debug_assert!(len * size_of::<T>() <= block.size());
-        Pooled { block: Some(block), len, _elems: PhantomData }
+        Pooled {
+            block: Some(block),
+            len,
+            _elems: PhantomData,
+        }
     }
 
     /// The values as Burn `Bytes` that give the block back to the pool when dropped.
     pub(crate) fn into_bytes(mut self) -> burn::tensor::Bytes {
-        let block = self.block.take().expect("a pooled output holds its block until dropped");
+        let block = self
+            .block
+            .take()
+            .expect("a pooled output holds its block until dropped");
         pool::into_bytes(block, self.len * size_of::<T>())
     }
 }
@@ -169,7 +181,10 @@ impl<T> Pooled<T> {
 impl<T> Deref for Pooled<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
-        let block = self.block.as_ref().expect("a pooled output holds its block until dropped");
+        let block = self
+            .block
+            .as_ref()
+            .expect("a pooled output holds its block until dropped");
         // SAFETY: the block is at least `len * size_of::<T>()` bytes, aligned to 2 MiB, and owned
         // by this value; the `T`s are initialised, or `T` is `MaybeUninit`.
         unsafe { core::slice::from_raw_parts(block.ptr() as *const T, self.len) }
@@ -178,7 +193,10 @@ impl<T> Deref for Pooled<T> {
 
 impl<T> DerefMut for Pooled<T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        let block = self.block.as_mut().expect("a pooled output holds its block until dropped");
+        let block = self
+            .block
+            .as_mut()
+            .expect("a pooled output holds its block until dropped");
         // SAFETY: as in `deref`, and `&mut self` borrows the block uniquely.
         unsafe { core::slice::from_raw_parts_mut(block.ptr() as *mut T, self.len) }
     }
@@ -284,10 +302,15 @@ mod tests {
             for len in [0, 1, 1000, HUGE_OUTPUT / 4 + 3, 3 * HUGE_OUTPUT / 4] {
                 let mut out = output_unwritten::<f32>(alloc, len);
                 assert_eq!(out.len(), len);
-                out.iter_mut().enumerate().for_each(|(i, x)| _ = x.write(i as f32 - 7.5));
+                out.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| _ = x.write(i as f32 - 7.5));
                 // SAFETY: every element was written just above.
                 let out = unsafe { assume_written(out) };
-                assert!(out.iter().enumerate().all(|(i, &x)| x == i as f32 - 7.5), "{alloc:?} len {len}");
+                assert!(
+                    out.iter().enumerate().all(|(i, &x)| x == i as f32 - 7.5),
+                    "{alloc:?} len {len}"
+                );
                 assert_eq!(out.into_vec().len(), len);
             }
         }
@@ -300,8 +323,14 @@ mod tests {
         // A size no other test of this binary asks for, so no other thread takes the block.
         let len = (POOLED_OUTPUT_BYTES + (6 << 20) + 12) / 4;
         let mut first = filled(Alloc::Pool, len, 1.0f32);
-        assert!(matches!(first, Out::Pooled(_)), "an output this large comes from the pool");
-        first.iter_mut().enumerate().for_each(|(i, x)| *x = i as f32);
+        assert!(
+            matches!(first, Out::Pooled(_)),
+            "an output this large comes from the pool"
+        );
+        first
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, x)| *x = i as f32);
         let ptr = first.as_ptr();
         drop(first);
         let hits = output_pool_stats().hits;
@@ -311,16 +340,25 @@ mod tests {
         assert!(zeros.iter().all(|x| x.to_bits() == 0));
 
         // Through Burn's `Bytes`: the block goes back to the pool when the bytes are dropped.
-        let Out::Pooled(block) = zeros else { unreachable!() };
+        let Out::Pooled(block) = zeros else {
+            unreachable!()
+        };
         let bytes = block.into_bytes();
         assert_eq!(bytes.len(), len * 4);
         assert!(bytes.iter().all(|&b| b == 0));
         drop(bytes);
         let again = output_unwritten::<f32>(Alloc::Pool, len);
-        assert_eq!(again.as_ptr() as *const f32, ptr, "the block came back from the bytes");
+        assert_eq!(
+            again.as_ptr() as *const f32,
+            ptr,
+            "the block came back from the bytes"
+        );
 
         // A `Vec` output never touches the pool.
-        assert!(matches!(output_unwritten::<f32>(Alloc::Vec, len), Out::Vec(_)));
+        assert!(matches!(
+            output_unwritten::<f32>(Alloc::Vec, len),
+            Out::Vec(_)
+        ));
     }
 
     #[cfg(target_os = "linux")]
@@ -332,11 +370,17 @@ mod tests {
         set_output_pool_capacity(0);
         drop(out);
         // Other threads may give blocks back meanwhile, but none is kept at capacity 0.
-        assert_eq!((output_pool_stats().bytes, output_pool_stats().blocks), (0, 0));
+        assert_eq!(
+            (output_pool_stats().bytes, output_pool_stats().blocks),
+            (0, 0)
+        );
         assert_eq!(output_pool_stats().capacity, 0);
         // An output the pool could never keep comes from the global allocator.
         let over = filled(Alloc::Pool, len, 3i64);
-        assert!(matches!(over, Out::Vec(_)), "an output over the capacity is a Vec");
+        assert!(
+            matches!(over, Out::Vec(_)),
+            "an output over the capacity is a Vec"
+        );
         assert!(over.iter().all(|&x| x == 3));
         drop(over);
         set_output_pool_capacity(DEFAULT_OUTPUT_POOL_BYTES);

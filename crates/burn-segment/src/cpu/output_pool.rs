@@ -66,11 +66,17 @@ impl Block {
                 libc::munmap(base as *mut libc::c_void, start - base);
             }
             if base + span > start + size {
-                libc::munmap((start + size) as *mut libc::c_void, base + span - start - size);
+                libc::munmap(
+                    (start + size) as *mut libc::c_void,
+                    base + span - start - size,
+                );
             }
             libc::madvise(start as *mut libc::c_void, size, libc::MADV_HUGEPAGE);
         }
-        Some(Block { ptr: NonNull::new(start as *mut u8)?, size })
+        Some(Block {
+            ptr: NonNull::new(start as *mut u8)?,
+            size,
+        })
     }
 
     fn unmap(self) {
@@ -89,8 +95,13 @@ struct Pool {
     misses: u64,
 }
 
-static POOL: Mutex<Pool> =
-    Mutex::new(Pool { idle: VecDeque::new(), bytes: 0, capacity: DEFAULT_OUTPUT_POOL_BYTES, hits: 0, misses: 0 });
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    idle: VecDeque::new(),
+    bytes: 0,
+    capacity: DEFAULT_OUTPUT_POOL_BYTES,
+    hits: 0,
+    misses: 0,
+});
 
 fn lock() -> MutexGuard<'static, Pool> {
     // The pool's invariants hold between statements, so a panic elsewhere leaves it usable.
@@ -102,7 +113,10 @@ impl Pool {
     fn evict_to(&mut self, capacity: usize) -> Vec<Block> {
         let mut out = Vec::new();
         while self.bytes > capacity {
-            let block = self.idle.pop_front().expect("idle bytes are the sum of the idle blocks");
+            let block = self
+                .idle
+                .pop_front()
+                .expect("idle bytes are the sum of the idle blocks");
             self.bytes -= block.size;
             out.push(block);
         }
@@ -173,7 +187,9 @@ struct Controller {
 
 impl Controller {
     fn block(&self) -> &Block {
-        self.block.as_ref().expect("a controller holds its block until dropped")
+        self.block
+            .as_ref()
+            .expect("a controller holds its block until dropped")
     }
 }
 
@@ -191,13 +207,20 @@ impl AllocationController for Controller {
     fn memory(&self, _policy: AccessPolicy) -> Result<&[MaybeUninit<u8>], AccessError> {
         let block = self.block();
         // SAFETY: the block's `size` bytes are mapped and owned by this controller.
-        Ok(unsafe { core::slice::from_raw_parts(block.ptr() as *const MaybeUninit<u8>, block.size) })
+        Ok(unsafe {
+            core::slice::from_raw_parts(block.ptr() as *const MaybeUninit<u8>, block.size)
+        })
     }
 
-    unsafe fn memory_mut(&mut self, _policy: AccessPolicy) -> Result<&mut [MaybeUninit<u8>], AccessError> {
+    unsafe fn memory_mut(
+        &mut self,
+        _policy: AccessPolicy,
+    ) -> Result<&mut [MaybeUninit<u8>], AccessError> {
         let block = self.block();
         // SAFETY: as in `memory`, borrowed uniquely through `&mut self`.
-        Ok(unsafe { core::slice::from_raw_parts_mut(block.ptr() as *mut MaybeUninit<u8>, block.size) })
+        Ok(unsafe {
+            core::slice::from_raw_parts_mut(block.ptr() as *mut MaybeUninit<u8>, block.size)
+        })
     }
 
     fn capacity(&self) -> usize {

@@ -87,7 +87,10 @@ impl Entry {
 /// 1]` of them equal to `s`, for every segment `s` in turn.
 fn are_the_sorted_ids_of<I: IdElem>(ids: &[I], offsets: &[usize]) -> bool {
     offsets.last() == Some(&ids.len())
-        && offsets.windows(2).enumerate().all(|(s, w)| ids[w[0]..w[1]].iter().all(|&id| id.to_i64() == s as i64))
+        && offsets
+            .windows(2)
+            .enumerate()
+            .all(|(s, w)| ids[w[0]..w[1]].iter().all(|&id| id.to_i64() == s as i64))
 }
 
 /// A byte-bounded, least-recently-used cache of plans (the most recently used entry is last).
@@ -110,13 +113,26 @@ fn entry_bytes(id_bytes: usize, plan: &CsrPlan) -> usize {
 impl PlanCache {
     /// An empty cache holding at most `capacity` bytes.
     pub(crate) const fn new(capacity: usize) -> Self {
-        Self { entries: Vec::new(), bytes: 0, capacity, hits: 0, misses: 0 }
+        Self {
+            entries: Vec::new(),
+            bytes: 0,
+            capacity,
+            hits: 0,
+            misses: 0,
+        }
     }
 
     /// The plan built from exactly these ids (compared in full), marked as most recently used.
     /// Counts a hit or a miss.
-    pub(crate) fn lookup<I: IdElem + CpuElem>(&mut self, num_segments: usize, ids: &[I]) -> Option<Arc<CsrPlan>> {
-        let found = self.entries.iter().rposition(|e| e.is_for(num_segments, ids));
+    pub(crate) fn lookup<I: IdElem + CpuElem>(
+        &mut self,
+        num_segments: usize,
+        ids: &[I],
+    ) -> Option<Arc<CsrPlan>> {
+        let found = self
+            .entries
+            .iter()
+            .rposition(|e| e.is_for(num_segments, ids));
         match found {
             Some(i) => {
                 self.hits += 1;
@@ -135,7 +151,12 @@ impl PlanCache {
     /// Keeps `plan`, built from `ids`, evicting the least recently used plans to make room; a
     /// plan larger than the capacity is not kept. A plan already held for these ids (another
     /// thread built it meanwhile) is kept once.
-    pub(crate) fn insert<I: IdElem + CpuElem>(&mut self, num_segments: usize, ids: &[I], plan: Arc<CsrPlan>) {
+    pub(crate) fn insert<I: IdElem + CpuElem>(
+        &mut self,
+        num_segments: usize,
+        ids: &[I],
+        plan: Arc<CsrPlan>,
+    ) {
         let key: &[u8] = bytemuck::cast_slice(ids);
         let bytes = entry_bytes(key.len(), &plan);
         if bytes > self.capacity {
@@ -147,7 +168,13 @@ impl PlanCache {
         }
         self.bytes += bytes;
         let copy = (!plan.is_sorted()).then(|| key.into());
-        self.entries.push(Entry { dtype: I::dtype(), num_segments, ids: copy, plan, bytes });
+        self.entries.push(Entry {
+            dtype: I::dtype(),
+            num_segments,
+            ids: copy,
+            plan,
+            bytes,
+        });
         self.evict();
     }
 
@@ -186,7 +213,9 @@ static CACHE: Mutex<PlanCache> = Mutex::new(PlanCache::new(DEFAULT_PLAN_CACHE_BY
 /// The process-wide cache; a panic elsewhere never leaves it unusable (every update is complete
 /// before anything that could panic).
 fn cache() -> MutexGuard<'static, PlanCache> {
-    CACHE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The plan of `ids`: the cached one when these exact ids were planned before, else a new one
@@ -261,11 +290,23 @@ mod tests {
         let plan = planned(&ids, 5);
         assert!(plan.is_sorted());
         cache.insert(5, &ids, plan.clone());
-        assert_eq!(cache.stats().bytes, plan.offsets.len() * std::mem::size_of::<usize>());
-        assert!(Arc::ptr_eq(&cache.lookup(5, &ids).expect("same ids hit"), &plan));
+        assert_eq!(
+            cache.stats().bytes,
+            plan.offsets.len() * std::mem::size_of::<usize>()
+        );
+        assert!(Arc::ptr_eq(
+            &cache.lookup(5, &ids).expect("same ids hit"),
+            &plan
+        ));
         // The same counts per segment but not sorted, one id moved to another segment, one
         // id more or less, an id past the last segment's run: all misses.
-        for other in [&[0i64, 1, 0, 3, 3, 3][..], &[0, 0, 1, 2, 3, 3], &[0, 0, 1, 3, 3], &[0, 0, 1, 3, 3, 3, 3], &[0, 0, 1, 3, 3, 4]] {
+        for other in [
+            &[0i64, 1, 0, 3, 3, 3][..],
+            &[0, 0, 1, 2, 3, 3],
+            &[0, 0, 1, 3, 3],
+            &[0, 0, 1, 3, 3, 3, 3],
+            &[0, 0, 1, 3, 3, 4],
+        ] {
             assert!(cache.lookup(5, other).is_none(), "{other:?}");
         }
         // Empty segments at the ends, and no ids at all.
@@ -281,7 +322,11 @@ mod tests {
 
     #[test]
     fn evicts_the_least_recently_used_plan_and_respects_the_capacity() {
-        let (a, b, c) = ([0i64, 1].repeat(32), [1i64, 0].repeat(32), [2i64, 0].repeat(32));
+        let (a, b, c) = (
+            [0i64, 1].repeat(32),
+            [1i64, 0].repeat(32),
+            [2i64, 0].repeat(32),
+        );
         let size = entry_bytes(a.len() * 8, &planned(&a, 3));
         let mut cache = PlanCache::new(2 * size);
         cache.insert(3, &a, planned(&a, 3));
@@ -305,7 +350,9 @@ mod tests {
     #[test]
     fn holds_at_most_max_entries_plans() {
         let mut cache = PlanCache::new(1 << 30);
-        let all: Vec<[i64; 4]> = (0..MAX_PLAN_CACHE_ENTRIES as i64 + 3).map(|i| [i, 0, 0, 0]).collect();
+        let all: Vec<[i64; 4]> = (0..MAX_PLAN_CACHE_ENTRIES as i64 + 3)
+            .map(|i| [i, 0, 0, 0])
+            .collect();
         for ids in &all {
             cache.insert(64, ids, planned(ids, 64));
         }
@@ -341,10 +388,14 @@ mod wiring {
     #[test]
     fn the_cpu_kernels_plan_through_the_cache() {
         let ids: Vec<i64> = (0..1000).map(|i| (i * 7919) % 313).collect();
-        let tensor = |ids: &[i64]| FlexTensor::from_data(TensorData::new(ids.to_vec(), [ids.len()]));
+        let tensor =
+            |ids: &[i64]| FlexTensor::from_data(TensorData::new(ids.to_vec(), [ids.len()]));
         let first = super::super::plan(&tensor(&ids), 313);
         let again = super::super::plan(&tensor(&ids), 313);
-        assert!(Arc::ptr_eq(&first, &again), "the same ids reuse the cached plan");
+        assert!(
+            Arc::ptr_eq(&first, &again),
+            "the same ids reuse the cached plan"
+        );
         let mut edited = ids.clone();
         edited[500] = 0;
         let other = super::super::plan(&tensor(&edited), 313);

@@ -236,6 +236,39 @@ pub(super) fn sddmm(
     out
 }
 
+/// The bits of `-inf`: a bias that masks its edge.
+const NEG_INF_BITS: u32 = 0xff80_0000;
+
+/// Edge `e`'s bias for head `h`: `bias` is `[E, 1]` (shared by the heads) or `[E, H]`.
+#[cube]
+fn edge_bias(bias: &Tensor<f32>, e: usize, h: usize, bias_width: usize) -> f32 {
+    let mut col = h;
+    if bias_width == 1 {
+        col = 0;
+    }
+    bias[e * bias_width + col]
+}
+
+/// The raw score `src[s, h] + dst[r, h] + b` that both the logits and their gradient read.
+#[cube]
+fn raw_score(
+    src: &Tensor<f32>,
+    dst: &Tensor<f32>,
+    s: usize,
+    r: usize,
+    h: usize,
+    heads: usize,
+    b: f32,
+) -> f32 {
+    src[s * heads + h] + dst[r * heads + h] + b
+}
+
+/// Whether bias `b` masks its edge (it is `-inf`; compared by bits, as NaN compares false).
+#[cube]
+fn masks(b: f32) -> bool {
+    u32::reinterpret(b) == NEG_INF_BITS
+}
+
 /// One unit per edge and head: `LeakyReLU(src[s, h] + dst[r, h] + bias)`, `-inf` where the
 /// bias is `-inf` (a masked edge), 0 for an edge with an out-of-range index (the softmax then
 /// drops it).
@@ -258,21 +291,25 @@ pub fn attention_logits<I: Int>(
         terminate!();
     }
     let (e, h) = (ABSOLUTE_POS / heads, ABSOLUTE_POS % heads);
-    let mut col = h;
-    if bias_width == 1 {
-        col = 0;
-    }
-    let b = bias[e * bias_width + col];
+    let b = edge_bias(bias, e, h, bias_width);
     let (s, r) = (senders[e], receivers[e]);
     let mut logit = 0.0f32;
     if in_range::<I>(s, n_src) && in_range::<I>(r, n_dst) {
-        let x = src[usize::cast_from(s) * heads + h] + dst[usize::cast_from(r) * heads + h] + b;
+        let x = raw_score(
+            src,
+            dst,
+            usize::cast_from(s),
+            usize::cast_from(r),
+            h,
+            heads,
+            b,
+        );
         logit = x;
         if x < 0.0f32 {
             logit = x * slope;
         }
-        if u32::reinterpret(b) == 0xff80_0000u32 {
-            logit = f32::reinterpret(0xff80_0000u32);
+        if masks(b) {
+            logit = f32::reinterpret(NEG_INF_BITS);
         }
     }
     out[ABSOLUTE_POS] = logit;
@@ -353,21 +390,16 @@ pub fn attention_grad<I: Int>(
         terminate!();
     }
     let (e, h) = (ABSOLUTE_POS / heads, ABSOLUTE_POS % heads);
-    let mut col = h;
-    if bias_width == 1 {
-        col = 0;
-    }
-    let b = bias[e * bias_width + col];
+    let b = edge_bias(bias, e, h, bias_width);
     let (s, r) = (senders[e], receivers[e]);
     let mut d = 0.0f32;
     if in_range::<I>(s, n_src) && in_range::<I>(r, n_dst) {
         let (si, ri) = (usize::cast_from(s), usize::cast_from(r));
         d = alpha_grad[ABSOLUTE_POS] - alpha[ABSOLUTE_POS] * total[ri * heads + h];
-        let x = src[si * heads + h] + dst[ri * heads + h] + b;
-        if x < 0.0f32 {
+        if raw_score(src, dst, si, ri, h, heads, b) < 0.0f32 {
             d *= slope;
         }
-        if u32::reinterpret(b) == 0xff80_0000u32 {
+        if masks(b) {
             d = 0.0f32;
         }
     }

@@ -69,15 +69,6 @@ fn grid(t: &CubeTensor, units: usize) -> (CubeCount, CubeDim) {
     (calculate_cube_count_elemwise(&t.client, units, dim), dim)
 }
 
-/// `[E, ...]` -> (`E`, product of the trailing dims, `[N, ...]`).
-fn dims(shape: &Shape, n: usize) -> (usize, usize, Shape) {
-    let dims = shape.as_slice();
-    let d = dims[1..].iter().product();
-    let mut out = dims.to_vec();
-    out[0] = n;
-    (dims[0], d, Shape::from(out))
-}
-
 fn ids_ok(ids: &CubeTensor) -> bool {
     matches!(ids.dtype, DType::I32 | DType::I64)
 }
@@ -302,7 +293,16 @@ impl SegmentBackend for CubeBackend {
                 negative_slope,
             );
         }
-        fused::attention_backward(src, dst, bias, senders, receivers, alpha, grad, negative_slope)
+        fused::attention_backward(
+            src,
+            dst,
+            bias,
+            senders,
+            receivers,
+            alpha,
+            grad,
+            negative_slope,
+        )
     }
 
     fn segment_sddmm(

@@ -7,7 +7,8 @@ use burn::backend::ops::{FloatTensorOps, IntTensorOps};
 use burn::tensor::{DType, FloatDType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 
-use super::{adds_atomically, called, dims, full, grid, kernels, plan};
+use super::{adds_atomically, called, full, grid, kernels, plan};
+use crate::backend::flat_rows;
 use crate::composite::int_identity;
 use crate::{SegmentExtreme, SegmentReduction};
 
@@ -20,7 +21,7 @@ fn fold_unsorted(
     n: usize,
     prod: bool,
 ) {
-    let (e, d, _) = dims(&data.shape(), n);
+    let (e, d, _) = flat_rows(&data.shape(), n);
     let types = [
         dtype_to_storage_type(data.dtype),
         dtype_to_storage_type(ids.dtype),
@@ -65,7 +66,7 @@ fn fold_unsorted(
 /// Segment sum or product of f32 or i32 rows.
 pub(super) fn sum_prod(data: CubeTensor, ids: CubeTensor, n: usize, prod: bool) -> CubeTensor {
     called();
-    let (e, d, out_shape) = dims(&data.shape(), n);
+    let (e, d, out_shape) = flat_rows(&data.shape(), n);
     let out = full(out_shape, if prod { 1.0 } else { 0.0 }, data.dtype, &data);
     if e == 0 || n == 0 || d == 0 {
         return out;
@@ -103,7 +104,7 @@ pub(super) fn extreme(
     } else {
         SegmentReduction::Min
     };
-    let (e, d, out_shape) = dims(&data.shape(), n);
+    let (e, d, out_shape) = flat_rows(&data.shape(), n);
     let f32_data = data.dtype == DType::F32;
     let identity = match (f32_data, max) {
         (true, true) => f64::NEG_INFINITY,
@@ -230,7 +231,7 @@ pub(super) fn extreme(
 /// Segment softmax of f32 rows.
 pub(super) fn softmax(data: CubeTensor, ids: CubeTensor, n: usize) -> CubeTensor {
     called();
-    let (e, d, seg_shape) = dims(&data.shape(), n);
+    let (e, d, seg_shape) = flat_rows(&data.shape(), n);
     let out = full(data.shape(), 0.0, DType::F32, &data);
     if e == 0 || n == 0 || d == 0 {
         return out;
@@ -310,7 +311,7 @@ pub(super) fn count(ids: CubeTensor, n: usize) -> CubeTensor {
 pub(super) fn gather(data: CubeTensor, ids: CubeTensor) -> CubeTensor {
     called();
     let shape = data.shape();
-    let (n, d, out_shape) = dims(&shape, ids.meta.shape()[0]);
+    let (n, d, out_shape) = flat_rows(&shape, ids.meta.shape()[0]);
     let e = out_shape[0];
     if e == 0 || d == 0 {
         return full(out_shape, 0.0, data.dtype, &data);

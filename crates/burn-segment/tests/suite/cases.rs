@@ -4,27 +4,41 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use burn::tensor::{DType, Tensor};
 use burn_segment::reference::*;
-use burn_segment::{SegmentError, SegmentExtreme, SegmentReduction, validate_partitions, validate_segment_ids};
+use burn_segment::{
+    SegmentError, SegmentExtreme, SegmentReduction, validate_partitions, validate_segment_ids,
+};
 
 use crate::common::*;
 
 #[test]
 fn rank_three_data_reduces_the_leading_dim() {
-    let data: Vec<f64> = (0..5 * 2 * 3).map(|v| ((v * 7) % 11) as f64 - 5.0).collect();
+    let data: Vec<f64> = (0..5 * 2 * 3)
+        .map(|v| ((v * 7) % 11) as f64 - 5.0)
+        .collect();
     let seg = [1i64, 0, 1, 3, 1];
     for t in targets().into_iter().filter(|t| t.path == Path::Public) {
-        let x = Tensor::<3>::from_data(burn::tensor::TensorData::new(data.clone(), [5, 2, 3]), &t.device);
+        let x = Tensor::<3>::from_data(
+            burn::tensor::TensorData::new(data.clone(), [5, 2, 3]),
+            &t.device,
+        );
         let out = burn_segment::segment_sum(x.clone(), ids(&seg, &t.device, false), 4);
         assert_eq!(out.dims(), [4, 2, 3]);
         let want = segment_reduce_reference(&data, 6, &seg, 4, SegmentReduction::Sum);
         assert_close(t.name, &read(out), &want, 0.0, 1e-6);
-        let (max, arg) = burn_segment::segment_max_with_indices(x.clone(), ids(&seg, &t.device, false), 4);
+        let (max, arg) =
+            burn_segment::segment_max_with_indices(x.clone(), ids(&seg, &t.device, false), 4);
         let (want_v, want_a) = segment_extreme_reference(&data, 6, &seg, 4, SegmentExtreme::Max);
         assert_close(t.name, &read(max), &want_v, 0.0, 0.0);
         assert_eq!(read_int(arg), want_a, "{}", t.name);
         let y = burn_segment::segment_softmax(x, ids(&seg, &t.device, false), 4);
         assert_eq!(y.dims(), [5, 2, 3]);
-        assert_close(t.name, &read(y), &segment_softmax_reference(&data, 6, &seg, 4), 1e-6, 1e-6);
+        assert_close(
+            t.name,
+            &read(y),
+            &segment_softmax_reference(&data, 6, &seg, 4),
+            1e-6,
+            1e-6,
+        );
     }
 }
 
@@ -34,12 +48,24 @@ fn f64_data_keeps_f64_precision() {
     let seg = [0i64, 1, 0, 1];
     for t in targets().into_iter().filter(Target::f64) {
         let x = floats(&data, [4, 1], &t.device, DType::F64);
-        let out = reduce(&t, x.clone(), ids(&seg, &t.device, false), 2, SegmentReduction::Sum);
+        let out = reduce(
+            &t,
+            x.clone(),
+            ids(&seg, &t.device, false),
+            2,
+            SegmentReduction::Sum,
+        );
         assert_eq!(out.dtype(), DType::F64, "{}", t.name);
         let want = segment_reduce_reference(&data, 1, &seg, 2, SegmentReduction::Sum);
         assert_close(t.name, &read(out), &want, 1e-15, 0.0);
         let y = softmax(&t, x, ids(&seg, &t.device, false), 2);
-        assert_close(t.name, &read(y), &segment_softmax_reference(&data, 1, &seg, 2), 1e-14, 0.0);
+        assert_close(
+            t.name,
+            &read(y),
+            &segment_softmax_reference(&data, 1, &seg, 2),
+            1e-14,
+            0.0,
+        );
     }
 }
 
@@ -48,9 +74,20 @@ fn softmax_is_stable_for_huge_logits_and_one_row_gives_one() {
     let data = [1e4, -1e4, 1e4 - 1.0, 5.0, -1e4, -1e4 + 2.0];
     let seg = [0i64, 0, 0, 1, 2, 2];
     for t in targets() {
-        let y = read(softmax(&t, f32s(&data, [6, 1], &t.device), ids(&seg, &t.device, true), 3));
+        let y = read(softmax(
+            &t,
+            f32s(&data, [6, 1], &t.device),
+            ids(&seg, &t.device, true),
+            3,
+        ));
         assert!(y.iter().all(|v| v.is_finite()), "{}: {y:?}", t.name);
-        assert_close(t.name, &y, &segment_softmax_reference(&as_f32(&data), 1, &seg, 3), 1e-5, 1e-6);
+        assert_close(
+            t.name,
+            &y,
+            &segment_softmax_reference(&as_f32(&data), 1, &seg, 3),
+            1e-5,
+            1e-6,
+        );
         assert_eq!(y[3], 1.0, "{}", t.name);
     }
 }
@@ -75,12 +112,38 @@ fn softmax_over_an_owned_input_matches_a_shared_one_which_stays_intact() {
         let want = segment_softmax_reference(&data, 4, &seg, 4);
         for t in targets().into_iter().filter(|t| t.path == Path::Public) {
             let x = f32s(&data, [6, 4], &t.device);
-            let shared = read(burn_segment::segment_softmax(x.clone(), ids(&seg, &t.device, false), 4));
+            let shared = read(burn_segment::segment_softmax(
+                x.clone(),
+                ids(&seg, &t.device, false),
+                4,
+            ));
             let kept = read(x.clone());
-            let owned = read(burn_segment::segment_softmax(x, ids(&seg, &t.device, false), 4));
-            assert_close(&format!("{} shared {seg:?}", t.name), &shared, &want, 1e-6, 1e-6);
-            assert_close(&format!("{} owned {seg:?}", t.name), &owned, &shared, 0.0, 0.0);
-            assert_close(&format!("{} input kept {seg:?}", t.name), &kept, &as_f32(&data), 0.0, 0.0);
+            let owned = read(burn_segment::segment_softmax(
+                x,
+                ids(&seg, &t.device, false),
+                4,
+            ));
+            assert_close(
+                &format!("{} shared {seg:?}", t.name),
+                &shared,
+                &want,
+                1e-6,
+                1e-6,
+            );
+            assert_close(
+                &format!("{} owned {seg:?}", t.name),
+                &owned,
+                &shared,
+                0.0,
+                0.0,
+            );
+            assert_close(
+                &format!("{} input kept {seg:?}", t.name),
+                &kept,
+                &as_f32(&data),
+                0.0,
+                0.0,
+            );
         }
     }
 }
@@ -89,23 +152,60 @@ fn softmax_over_an_owned_input_matches_a_shared_one_which_stays_intact() {
 fn no_rows_and_no_segments() {
     for t in targets() {
         let empty = f32s(&[], [0, 3], &t.device);
-        let out = reduce(&t, empty.clone(), ids(&[], &t.device, false), 2, SegmentReduction::Max);
+        let out = reduce(
+            &t,
+            empty.clone(),
+            ids(&[], &t.device, false),
+            2,
+            SegmentReduction::Max,
+        );
         assert_eq!(out.dims(), [2, 3]);
-        assert!(read(out).iter().all(|&v| v == f64::NEG_INFINITY), "{}", t.name);
-        let (_, arg) = extreme(&t, empty.clone(), ids(&[], &t.device, false), 2, SegmentExtreme::Min);
+        assert!(
+            read(out).iter().all(|&v| v == f64::NEG_INFINITY),
+            "{}",
+            t.name
+        );
+        let (_, arg) = extreme(
+            &t,
+            empty.clone(),
+            ids(&[], &t.device, false),
+            2,
+            SegmentExtreme::Min,
+        );
         assert_eq!(read_int(arg), vec![-1; 6], "{}", t.name);
-        let prod = reduce(&t, empty.clone(), ids(&[], &t.device, false), 2, SegmentReduction::Prod);
+        let prod = reduce(
+            &t,
+            empty.clone(),
+            ids(&[], &t.device, false),
+            2,
+            SegmentReduction::Prod,
+        );
         assert_eq!(read(prod), vec![1.0; 6], "{}", t.name);
-        assert_eq!(softmax(&t, empty.clone(), ids(&[], &t.device, false), 2).dims(), [0, 3]);
-        let none = reduce(&t, empty, ids(&[], &t.device, false), 0, SegmentReduction::Sum);
+        assert_eq!(
+            softmax(&t, empty.clone(), ids(&[], &t.device, false), 2).dims(),
+            [0, 3]
+        );
+        let none = reduce(
+            &t,
+            empty,
+            ids(&[], &t.device, false),
+            0,
+            SegmentReduction::Sum,
+        );
         assert_eq!(none.dims(), [0, 3], "{}", t.name);
-        assert_eq!(read_int(count(&t, ids(&[], &t.device, false), 3)), vec![0; 3]);
+        assert_eq!(
+            read_int(count(&t, ids(&[], &t.device, false), 3)),
+            vec![0; 3]
+        );
     }
 }
 
 #[test]
 fn out_of_range_ids_panic_on_cpu_naming_the_id() {
-    for t in targets().into_iter().filter(|t| t.path == Path::Public && !t.name.contains("wgpu")) {
+    for t in targets()
+        .into_iter()
+        .filter(|t| t.path == Path::Public && !t.name.contains("wgpu"))
+    {
         for bad in [5i64, -1] {
             let device = t.device.clone();
             let result = catch_unwind(AssertUnwindSafe(|| {
@@ -115,19 +215,29 @@ fn out_of_range_ids_panic_on_cpu_naming_the_id() {
             let err = result.expect_err(t.name);
             let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
             assert!(
-                msg.contains(&format!("segment id {bad} at position 1")) && msg.contains("num_segments = 3"),
+                msg.contains(&format!("segment id {bad} at position 1"))
+                    && msg.contains("num_segments = 3"),
                 "{}: {msg}",
                 t.name
             );
             // A gathered index (spmm's senders) too, negative ones included.
             let result = catch_unwind(AssertUnwindSafe(|| {
                 let x = f32s(&[1.0, 2.0, 3.0], [3, 1], &device);
-                let (s, r) = (ids(&[0, bad, 1], &device, true), ids(&[0, 1, 2], &device, true));
+                let (s, r) = (
+                    ids(&[0, bad, 1], &device, true),
+                    ids(&[0, 1, 2], &device, true),
+                );
                 burn_segment::spmm(x, s, r, None, 3).into_data()
             }));
             let err = result.expect_err(t.name);
             let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-            assert!(msg.contains(&format!("sender index {bad} at position 1 is out of range for 3 rows")), "{}: {msg}", t.name);
+            assert!(
+                msg.contains(&format!(
+                    "sender index {bad} at position 1 is out of range for 3 rows"
+                )),
+                "{}: {msg}",
+                t.name
+            );
         }
     }
 }
@@ -136,11 +246,18 @@ fn out_of_range_ids_panic_on_cpu_naming_the_id() {
 fn mismatched_lengths_panic_with_a_clear_message() {
     let device = burn::tensor::Device::flex();
     let err = catch_unwind(|| {
-        burn_segment::segment_sum(f32s(&[1.0, 2.0], [2, 1], &device), ids(&[0], &device, false), 1)
+        burn_segment::segment_sum(
+            f32s(&[1.0, 2.0], [2, 1], &device),
+            ids(&[0], &device, false),
+            1,
+        )
     })
     .expect_err("length mismatch");
     let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
-    assert!(msg.contains("data has 2 rows (dim 0) but segment_ids has 1 entries"), "{msg}");
+    assert!(
+        msg.contains("data has 2 rows (dim 0) but segment_ids has 1 entries"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -150,7 +267,11 @@ fn validation_returns_typed_errors() {
     assert_eq!(validate_segment_ids(&seg, 4, Some(3)), Ok(()));
     assert_eq!(
         validate_segment_ids(&seg, 3, None),
-        Err(SegmentError::IdOutOfRange { id: 3, position: 1, num_segments: 3 })
+        Err(SegmentError::IdOutOfRange {
+            id: 3,
+            position: 1,
+            num_segments: 3
+        })
     );
     assert_eq!(
         validate_segment_ids(&seg, 4, Some(2)),
@@ -158,13 +279,24 @@ fn validation_returns_typed_errors() {
     );
     let parts = ids(&[2, 0, 3], &device, false);
     assert_eq!(validate_partitions(&parts, 5), Ok(()));
-    assert_eq!(validate_partitions(&parts, 6), Err(SegmentError::PartitionSumMismatch { sum: 5, rows: 6 }));
+    assert_eq!(
+        validate_partitions(&parts, 6),
+        Err(SegmentError::PartitionSumMismatch { sum: 5, rows: 6 })
+    );
     assert_eq!(
         validate_partitions(&ids(&[2, -1], &device, false), 1),
         Err(SegmentError::NegativePartition { index: 1, size: -1 })
     );
-    let msg = SegmentError::IdOutOfRange { id: 9, position: 4, num_segments: 3 }.to_string();
-    assert_eq!(msg, "segment id 9 at position 4 is out of range for num_segments = 3");
+    let msg = SegmentError::IdOutOfRange {
+        id: 9,
+        position: 4,
+        num_segments: 3,
+    }
+    .to_string();
+    assert_eq!(
+        msg,
+        "segment id 9 at position 4 is out of range for num_segments = 3"
+    );
 }
 
 #[test]
@@ -193,7 +325,15 @@ fn repeated_and_edited_ids_never_reuse_a_stale_plan() {
     sorted_edited[2] = 0;
     let senders = [1i64, 3, 0, 2, 5, 4];
     for t in targets().into_iter().filter(|t| t.path == Path::Public) {
-        for seg in [&unsorted, &edited, &unsorted, &sorted, &sorted_edited, &sorted, &edited] {
+        for seg in [
+            &unsorted,
+            &edited,
+            &unsorted,
+            &sorted,
+            &sorted_edited,
+            &sorted,
+            &edited,
+        ] {
             for i32_ids in [false, true] {
                 let x = f32s(&data, [6, 2], &t.device);
                 let sum = burn_segment::segment_sum(x.clone(), ids(seg, &t.device, i32_ids), 3);
@@ -203,8 +343,17 @@ fn repeated_and_edited_ids_never_reuse_a_stale_plan() {
                 let (want, _) = segment_extreme_reference(&data, 2, seg, 3, SegmentExtreme::Max);
                 assert_close(t.name, &read(max), &want, 0.0, 0.0);
                 let y = burn_segment::segment_softmax(x.clone(), ids(seg, &t.device, i32_ids), 3);
-                assert_close(t.name, &read(y), &segment_softmax_reference(&data, 2, seg, 3), 1e-6, 1e-6);
-                let (s, r) = (ids(&senders, &t.device, i32_ids), ids(seg, &t.device, i32_ids));
+                assert_close(
+                    t.name,
+                    &read(y),
+                    &segment_softmax_reference(&data, 2, seg, 3),
+                    1e-6,
+                    1e-6,
+                );
+                let (s, r) = (
+                    ids(&senders, &t.device, i32_ids),
+                    ids(seg, &t.device, i32_ids),
+                );
                 let out = burn_segment::spmm(x, s, r, None, 3);
                 let want = spmm_reference(&data, 2, &[1.0; 6], 1, &senders, seg, 3);
                 assert_close(t.name, &read(out), &want, 1e-6, 1e-6);

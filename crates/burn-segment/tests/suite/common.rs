@@ -48,24 +48,52 @@ impl Target {
 pub fn targets() -> Vec<Target> {
     #[allow(unused_mut)] // pushed to with the wgpu feature
     let mut t = vec![
-        Target { name: "ndarray", device: Device::ndarray(), path: Path::Public },
-        Target { name: "flex", device: Device::flex(), path: Path::Public },
-        Target { name: "autodiff<ndarray>", device: Device::ndarray().autodiff(), path: Path::Public },
-        Target { name: "autodiff<flex>", device: Device::flex().autodiff(), path: Path::Public },
+        Target {
+            name: "ndarray",
+            device: Device::ndarray(),
+            path: Path::Public,
+        },
+        Target {
+            name: "flex",
+            device: Device::flex(),
+            path: Path::Public,
+        },
+        Target {
+            name: "autodiff<ndarray>",
+            device: Device::ndarray().autodiff(),
+            path: Path::Public,
+        },
+        Target {
+            name: "autodiff<flex>",
+            device: Device::flex().autodiff(),
+            path: Path::Public,
+        },
         Target {
             name: "autodiff<flex> checkpointing",
             device: Device::flex().autodiff().gradient_checkpointing(),
             path: Path::Public,
         },
-        Target { name: "composite(ndarray)", device: Device::ndarray(), path: Path::Composite },
+        Target {
+            name: "composite(ndarray)",
+            device: Device::ndarray(),
+            path: Path::Composite,
+        },
     ];
     // Without a Vulkan adapter: skipped with one printed line (a failure with
     // BURN_GNN_REQUIRE_WGPU=1).
     #[cfg(feature = "wgpu")]
     if burn_segment::wgpu_test_targets() {
         let wgpu = Device::wgpu(burn::tensor::DeviceKind::DefaultDevice);
-        t.push(Target { name: "wgpu", device: wgpu.clone(), path: Path::Public });
-        t.push(Target { name: "autodiff<wgpu>", device: wgpu.autodiff(), path: Path::Public });
+        t.push(Target {
+            name: "wgpu",
+            device: wgpu.clone(),
+            path: Path::Public,
+        });
+        t.push(Target {
+            name: "autodiff<wgpu>",
+            device: wgpu.autodiff(),
+            path: Path::Public,
+        });
     }
     t
 }
@@ -75,7 +103,12 @@ pub fn autodiff_targets() -> Vec<Target> {
     targets().into_iter().filter(Target::is_autodiff).collect()
 }
 
-pub fn floats<const D: usize>(values: &[f64], shape: [usize; D], device: &Device, dtype: DType) -> Tensor<D> {
+pub fn floats<const D: usize>(
+    values: &[f64],
+    shape: [usize; D],
+    device: &Device,
+    dtype: DType,
+) -> Tensor<D> {
     Tensor::from_data(TensorData::new(values.to_vec(), shape), (device, dtype))
 }
 
@@ -83,7 +116,12 @@ pub fn f32s<const D: usize>(values: &[f64], shape: [usize; D], device: &Device) 
     floats(values, shape, device, DType::F32)
 }
 
-pub fn ints<const D: usize>(values: &[i64], shape: [usize; D], device: &Device, dtype: DType) -> Tensor<D, Int> {
+pub fn ints<const D: usize>(
+    values: &[i64],
+    shape: [usize; D],
+    device: &Device,
+    dtype: DType,
+) -> Tensor<D, Int> {
     Tensor::from_data(TensorData::new(values.to_vec(), shape), (device, dtype))
 }
 
@@ -121,22 +159,39 @@ pub fn assert_close(what: &str, got: &[f64], want: &[f64], rtol: f64, atol: f64)
         } else {
             (g - w).abs() <= atol + rtol * w.abs()
         };
-        assert!(ok, "{what}: element {i}: got {g}, want {w}\n got  {got:?}\n want {want:?}");
+        assert!(
+            ok,
+            "{what}: element {i}: got {g}, want {w}\n got  {got:?}\n want {want:?}"
+        );
     }
 }
 
-fn nd<const D: usize, K>(t: Tensor<D, K>) -> <K as burn::tensor::BackendPrimitive<NdArray>>::Primitive
+fn nd<const D: usize, K>(
+    t: Tensor<D, K>,
+) -> <K as burn::tensor::BackendPrimitive<NdArray>>::Primitive
 where
     K: burn::tensor::BackendPrimitive<NdArray> + burn::tensor::kind::Basic,
 {
-    t.try_into_primitive::<NdArray>().expect("an ndarray tensor")
+    t.try_into_primitive::<NdArray>()
+        .expect("an ndarray tensor")
 }
 
 /// The core float reduction through `target`'s path.
-pub fn reduce(target: &Target, data: Tensor<2>, ids: Tensor<1, Int>, n: usize, r: SegmentReduction) -> Tensor<2> {
+pub fn reduce(
+    target: &Target,
+    data: Tensor<2>,
+    ids: Tensor<1, Int>,
+    n: usize,
+    r: SegmentReduction,
+) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::segment_reduce(data, ids, n, r),
-        Path::Composite => Tensor::from_primitive::<NdArray>(composite::float_reduce::<NdArray>(nd(data), nd(ids), n, r)),
+        Path::Composite => Tensor::from_primitive::<NdArray>(composite::float_reduce::<NdArray>(
+            nd(data),
+            nd(ids),
+            n,
+            r,
+        )),
     }
 }
 
@@ -153,7 +208,10 @@ pub fn extreme(
         (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
         (Path::Composite, _) => {
             let (v, a) = composite::float_extreme::<NdArray>(nd(data), nd(ids), n, e);
-            (Tensor::from_primitive::<NdArray>(v), Tensor::from_primitive::<NdArray>(a))
+            (
+                Tensor::from_primitive::<NdArray>(v),
+                Tensor::from_primitive::<NdArray>(a),
+            )
         }
     }
 }
@@ -162,7 +220,9 @@ pub fn extreme(
 pub fn softmax(target: &Target, data: Tensor<2>, ids: Tensor<1, Int>, n: usize) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::segment_softmax(data, ids, n),
-        Path::Composite => Tensor::from_primitive::<NdArray>(composite::softmax::<NdArray>(nd(data), nd(ids), n)),
+        Path::Composite => {
+            Tensor::from_primitive::<NdArray>(composite::softmax::<NdArray>(nd(data), nd(ids), n))
+        }
     }
 }
 
@@ -176,7 +236,12 @@ pub fn int_reduce(
 ) -> Tensor<2, Int> {
     match target.path {
         Path::Public => burn_segment::segment_reduce(data, ids, n, r),
-        Path::Composite => Tensor::from_primitive::<NdArray>(composite::int_reduce::<NdArray>(nd(data), nd(ids), n, r)),
+        Path::Composite => Tensor::from_primitive::<NdArray>(composite::int_reduce::<NdArray>(
+            nd(data),
+            nd(ids),
+            n,
+            r,
+        )),
     }
 }
 
@@ -193,7 +258,10 @@ pub fn int_extreme(
         (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
         (Path::Composite, _) => {
             let (v, a) = composite::int_extreme::<NdArray>(nd(data), nd(ids), n, e);
-            (Tensor::from_primitive::<NdArray>(v), Tensor::from_primitive::<NdArray>(a))
+            (
+                Tensor::from_primitive::<NdArray>(v),
+                Tensor::from_primitive::<NdArray>(a),
+            )
         }
     }
 }
@@ -202,7 +270,9 @@ pub fn int_extreme(
 pub fn count(target: &Target, ids: Tensor<1, Int>, n: usize) -> Tensor<1, Int> {
     match target.path {
         Path::Public => burn_segment::segment_count(ids, n),
-        Path::Composite => Tensor::from_primitive::<NdArray>(composite::count::<NdArray>(nd(ids), n)),
+        Path::Composite => {
+            Tensor::from_primitive::<NdArray>(composite::count::<NdArray>(nd(ids), n))
+        }
     }
 }
 
@@ -217,13 +287,9 @@ pub fn spmm(
 ) -> Tensor<2> {
     match (target.path, weights) {
         (Path::Public, w) => burn_segment::spmm(x, senders, receivers, w, n),
-        (Path::Composite, Some(w)) => Tensor::from_primitive::<NdArray>(composite::spmm::<NdArray>(
-            nd(x),
-            nd(w),
-            nd(senders),
-            nd(receivers),
-            n,
-        )),
+        (Path::Composite, Some(w)) => Tensor::from_primitive::<NdArray>(
+            composite::spmm::<NdArray>(nd(x), nd(w), nd(senders), nd(receivers), n),
+        ),
         (Path::Composite, None) => {
             let w = Tensor::<2>::ones([senders.dims()[0], 1], (&x.device(), x.dtype()));
             spmm(target, x, senders, receivers, Some(w), n)
@@ -232,22 +298,49 @@ pub fn spmm(
 }
 
 /// Fused SDDMM through `target`'s path.
-pub fn sddmm(target: &Target, a: Tensor<2>, b: Tensor<2>, ai: Tensor<1, Int>, bi: Tensor<1, Int>, heads: usize) -> Tensor<2> {
+pub fn sddmm(
+    target: &Target,
+    a: Tensor<2>,
+    b: Tensor<2>,
+    ai: Tensor<1, Int>,
+    bi: Tensor<1, Int>,
+    heads: usize,
+) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::sddmm(a, b, ai, bi, heads),
-        Path::Composite => {
-            Tensor::from_primitive::<NdArray>(composite::sddmm::<NdArray>(nd(a), nd(b), nd(ai), nd(bi), heads))
-        }
+        Path::Composite => Tensor::from_primitive::<NdArray>(composite::sddmm::<NdArray>(
+            nd(a),
+            nd(b),
+            nd(ai),
+            nd(bi),
+            heads,
+        )),
     }
 }
 
 /// Fused attention softmax through `target`'s path.
-pub fn attention(target: &Target, src: Tensor<2>, dst: Tensor<2>, s: Tensor<1, Int>, r: Tensor<1, Int>, bias: Option<Tensor<2>>, slope: f64) -> Tensor<2> {
+pub fn attention(
+    target: &Target,
+    src: Tensor<2>,
+    dst: Tensor<2>,
+    s: Tensor<1, Int>,
+    r: Tensor<1, Int>,
+    bias: Option<Tensor<2>>,
+    slope: f64,
+) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::attention_softmax(src, dst, s, r, bias, slope),
         Path::Composite => {
-            let bias = bias.unwrap_or_else(|| Tensor::zeros([s.dims()[0], 1], (&src.device(), src.dtype())));
-            Tensor::from_primitive::<NdArray>(composite::attention_softmax::<NdArray>(nd(src), nd(dst), nd(bias), nd(s), nd(r), slope))
+            let bias = bias
+                .unwrap_or_else(|| Tensor::zeros([s.dims()[0], 1], (&src.device(), src.dtype())));
+            Tensor::from_primitive::<NdArray>(composite::attention_softmax::<NdArray>(
+                nd(src),
+                nd(dst),
+                nd(bias),
+                nd(s),
+                nd(r),
+                slope,
+            ))
         }
     }
 }

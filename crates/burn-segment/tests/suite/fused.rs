@@ -254,7 +254,9 @@ fn spmm_rejects_weights_of_the_wrong_shape() {
 fn attention_bias(e: usize, width: usize, masked: bool) -> Vec<f64> {
     let mut b = values(e * width, 12);
     if masked {
-        b[4 * width..5 * width].iter_mut().for_each(|v| *v = f64::NEG_INFINITY);
+        b[4 * width..5 * width]
+            .iter_mut()
+            .for_each(|v| *v = f64::NEG_INFINITY);
     }
     b
 }
@@ -274,7 +276,11 @@ fn attention_softmax_matches_the_reference() {
             let (s, r) = edges(sorted);
             let e = s.len();
             let (src0, dst0) = (values(N_SRC * H, 13), values(N * H, 14));
-            let b0 = if bias_width == 0 { vec![0.0; e] } else { attention_bias(e, bias_width, masked) };
+            let b0 = if bias_width == 0 {
+                vec![0.0; e]
+            } else {
+                attention_bias(e, bias_width, masked)
+            };
             let bias = (bias_width > 0).then(|| floats(&b0, [e, bias_width], dev, dtype));
             let got = read(attention(
                 &t,
@@ -285,11 +291,18 @@ fn attention_softmax_matches_the_reference() {
                 bias,
                 slope,
             ));
-            let want = attention_softmax_reference(&src0, &dst0, H, &s, &r, &b0, bias_width.max(1), slope);
-            let what = format!("{} attention (sorted {sorted}, bias {bias_width}, masked {masked}, slope {slope})", t.name);
+            let want =
+                attention_softmax_reference(&src0, &dst0, H, &s, &r, &b0, bias_width.max(1), slope);
+            let what = format!(
+                "{} attention (sorted {sorted}, bias {bias_width}, masked {masked}, slope {slope})",
+                t.name
+            );
             assert_close(&what, &got, &want, tol, tol);
             if masked {
-                assert!(got[4 * H..5 * H].iter().all(|&v| v == 0.0), "{what}: masked edge");
+                assert!(
+                    got[4 * H..5 * H].iter().all(|&v| v == 0.0),
+                    "{what}: masked edge"
+                );
             }
         }
     }
@@ -311,7 +324,14 @@ fn attention_softmax_gradients_match_finite_differences() {
             |p, q| {
                 let dev = p.device();
                 let bias = floats(&b0, [e, bias_width], &dev, p.dtype());
-                burn_segment::attention_softmax(p, q, ids(&s, &dev, false), ids(&r, &dev, true), Some(bias), 0.2)
+                burn_segment::attention_softmax(
+                    p,
+                    q,
+                    ids(&s, &dev, false),
+                    ids(&r, &dev, true),
+                    Some(bias),
+                    0.2,
+                )
             },
         );
         check_two(
@@ -321,7 +341,14 @@ fn attention_softmax_gradients_match_finite_differences() {
             |p, b| {
                 let dev = p.device();
                 let dst = floats(&dst0, [N, H], &dev, p.dtype());
-                burn_segment::attention_softmax(p, dst, ids(&s, &dev, false), ids(&r, &dev, false), Some(b), 0.2)
+                burn_segment::attention_softmax(
+                    p,
+                    dst,
+                    ids(&s, &dev, false),
+                    ids(&r, &dev, false),
+                    Some(b),
+                    0.2,
+                )
             },
         );
     }
@@ -341,19 +368,36 @@ fn attention_softmax_equals_the_unfused_ops_and_masks_without_nan() {
         b0[4] = f64::NEG_INFINITY;
         let bias = floats(&b0, [e, 1], dev, DType::F32);
         let (si, ri): (Tensor<1, Int>, Tensor<1, Int>) = (ids(&s, dev, false), ids(&r, dev, false));
-        let fused = burn_segment::attention_softmax(src.clone(), dst.clone(), si.clone(), ri.clone(), Some(bias), slope);
+        let fused = burn_segment::attention_softmax(
+            src.clone(),
+            dst.clone(),
+            si.clone(),
+            ri.clone(),
+            Some(bias),
+            slope,
+        );
         let raw = src.clone().select(0, si.clone()) + dst.clone().select(0, ri.clone());
         let mut keep = vec![0.0; e];
         keep[4] = f64::NEG_INFINITY;
-        let logits = burn::tensor::activation::leaky_relu(raw, slope) + floats(&keep, [e, 1], dev, DType::F32);
+        let logits = burn::tensor::activation::leaky_relu(raw, slope)
+            + floats(&keep, [e, 1], dev, DType::F32);
         let unfused = burn_segment::segment_softmax(logits, ri, N);
         let what = format!("slope {slope}");
-        assert_close(&what, &read(fused.clone()), &read(unfused.clone()), 1e-6, 1e-6);
+        assert_close(
+            &what,
+            &read(fused.clone()),
+            &read(unfused.clone()),
+            1e-6,
+            1e-6,
+        );
         let g1 = loss(fused).backward();
         let g2 = loss(unfused).backward();
         for (name, p) in [("src", &src), ("dst", &dst)] {
             let (a, b) = (read(p.grad(&g1).unwrap()), read(p.grad(&g2).unwrap()));
-            assert!(a.iter().all(|v| v.is_finite()), "{what}: {name} gradient not finite: {a:?}");
+            assert!(
+                a.iter().all(|v| v.is_finite()),
+                "{what}: {name} gradient not finite: {a:?}"
+            );
             assert_close(&format!("{what} d{name}"), &a, &b, 1e-5, 1e-5);
         }
     }

@@ -14,21 +14,32 @@ const N: usize = 4;
 
 /// Distinct values in [-2, 2], at least 1/24 apart (no ties: max/min are differentiable).
 fn values() -> Vec<f64> {
-    (0..E * D).map(|k| ((k * 37 + 11) % 97) as f64 / 24.0 - 2.0).collect()
+    (0..E * D)
+        .map(|k| ((k * 37 + 11) % 97) as f64 / 24.0 - 2.0)
+        .collect()
 }
 
 /// `sum(op(x) * w)` over the finite outputs, with fixed weights `w`.
 fn loss<const O: usize>(out: Tensor<O>) -> Tensor<1> {
     let n = out.shape().num_elements();
-    let w: Vec<f64> = (0..n).map(|k| ((k * 13 + 5) % 17) as f64 / 8.0 - 1.0).collect();
-    let w = Tensor::<1>::from_data(burn::tensor::TensorData::new(w, [n]), (&out.device(), out.dtype()));
+    let w: Vec<f64> = (0..n)
+        .map(|k| ((k * 13 + 5) % 17) as f64 / 8.0 - 1.0)
+        .collect();
+    let w = Tensor::<1>::from_data(
+        burn::tensor::TensorData::new(w, [n]),
+        (&out.device(), out.dtype()),
+    );
     let out = out.clone().mask_fill(out.is_inf(), 0.0).reshape([n]);
     (out * w).sum()
 }
 
 /// Checks the autodiff gradient of `op` at `x0` against central differences, on every autodiff
 /// target; returns the gradient of the last target for extra assertions.
-fn check<const O: usize>(name: &str, x0: &[f64], op: impl Fn(Tensor<2>, Tensor<1, Int>) -> Tensor<O>) -> Vec<f64> {
+fn check<const O: usize>(
+    name: &str,
+    x0: &[f64],
+    op: impl Fn(Tensor<2>, Tensor<1, Int>) -> Tensor<O>,
+) -> Vec<f64> {
     let mut last = vec![];
     for t in autodiff_targets() {
         let dev = &t.device;
@@ -42,7 +53,11 @@ fn check<const O: usize>(name: &str, x0: &[f64], op: impl Fn(Tensor<2>, Tensor<1
         let x = floats(x0, [rows, D], dev, dtype).require_grad();
         let grads = loss(op(x.clone(), seg_ids())).backward();
         let analytic = read(x.grad(&grads).expect("a gradient"));
-        assert!(analytic.iter().all(|g| g.is_finite()), "{} {name}: non-finite gradient {analytic:?}", t.name);
+        assert!(
+            analytic.iter().all(|g| g.is_finite()),
+            "{} {name}: non-finite gradient {analytic:?}",
+            t.name
+        );
         let eval = |xs: &[f64]| read(loss(op(floats(xs, [rows, D], dev, dtype), seg_ids())))[0];
         let numeric: Vec<f64> = (0..x0.len())
             .map(|i| {
@@ -52,7 +67,13 @@ fn check<const O: usize>(name: &str, x0: &[f64], op: impl Fn(Tensor<2>, Tensor<1
                 (eval(&plus) - eval(&minus)) / (2.0 * h)
             })
             .collect();
-        assert_close(&format!("{} {name} gradient", t.name), &analytic, &numeric, tol, tol / 10.0);
+        assert_close(
+            &format!("{} {name} gradient", t.name),
+            &analytic,
+            &numeric,
+            tol,
+            tol / 10.0,
+        );
         last = analytic;
     }
     last
@@ -82,8 +103,12 @@ fn prod_gradient_is_exact_with_zeros() {
 fn max_min_and_constant_variants() {
     check("max", &values(), |x, i| seg::segment_max(x, i, N));
     check("min", &values(), |x, i| seg::segment_min(x, i, N));
-    check("max_or_constant", &values(), |x, i| seg::segment_max_or_constant(x, i, N, 0.0));
-    check("min_or_constant", &values(), |x, i| seg::segment_min_or_constant(x, i, N, 0.0));
+    check("max_or_constant", &values(), |x, i| {
+        seg::segment_max_or_constant(x, i, N, 0.0)
+    });
+    check("min_or_constant", &values(), |x, i| {
+        seg::segment_min_or_constant(x, i, N, 0.0)
+    });
 }
 
 #[test]
@@ -101,14 +126,25 @@ fn max_gradient_flows_to_the_first_of_tied_rows_only() {
 #[test]
 fn softmax_logsumexp() {
     check("softmax", &values(), |x, i| seg::segment_softmax(x, i, N));
-    check("logsumexp", &values(), |x, i| seg::segment_logsumexp(x, i, N));
+    check("logsumexp", &values(), |x, i| {
+        seg::segment_logsumexp(x, i, N)
+    });
 }
 
 #[test]
 fn logsumexp_of_only_minus_infinity_rows_is_minus_infinity_with_zero_gradient() {
     // Segment 0: column 0 only -inf, column 1 finite; segment 1: one -inf row beside a finite
     // one in each column.
-    let x0 = [f64::NEG_INFINITY, 0.5, f64::NEG_INFINITY, -1.0, f64::NEG_INFINITY, 2.0, 1.0, 0.25];
+    let x0 = [
+        f64::NEG_INFINITY,
+        0.5,
+        f64::NEG_INFINITY,
+        -1.0,
+        f64::NEG_INFINITY,
+        2.0,
+        1.0,
+        0.25,
+    ];
     let ids_ = [0, 0, 1, 1];
     for t in autodiff_targets() {
         let dev = &t.device;
@@ -116,13 +152,34 @@ fn logsumexp_of_only_minus_infinity_rows_is_minus_infinity_with_zero_gradient() 
         let out = seg::segment_logsumexp(x.clone(), ids(&ids_, dev, false), 2);
         let got = read(out.clone());
         let l = |a: f64, b: f64| (a.exp() + b.exp()).ln();
-        assert_close(&format!("{} logsumexp", t.name), &got[1..], &[l(0.5, -1.0), 1.0, l(2.0, 0.25)], 1e-5, 1e-6);
+        assert_close(
+            &format!("{} logsumexp", t.name),
+            &got[1..],
+            &[l(0.5, -1.0), 1.0, l(2.0, 0.25)],
+            1e-5,
+            1e-6,
+        );
         assert_eq!(got[0], f64::NEG_INFINITY, "{}", t.name);
         let grads = out.mask_fill(got_inf_mask(&got, dev), 0.0).sum().backward();
         let g = read(x.grad(&grads).expect("a gradient"));
         let soft = |a: f64, b: f64| a.exp() / (a.exp() + b.exp());
-        let want = [0.0, soft(0.5, -1.0), 0.0, soft(-1.0, 0.5), 0.0, soft(2.0, 0.25), 1.0, soft(0.25, 2.0)];
-        assert_close(&format!("{} logsumexp gradient", t.name), &g, &want, 1e-5, 1e-6);
+        let want = [
+            0.0,
+            soft(0.5, -1.0),
+            0.0,
+            soft(-1.0, 0.5),
+            0.0,
+            soft(2.0, 0.25),
+            1.0,
+            soft(0.25, 2.0),
+        ];
+        assert_close(
+            &format!("{} logsumexp gradient", t.name),
+            &g,
+            &want,
+            1e-5,
+            1e-6,
+        );
     }
 }
 
@@ -136,7 +193,9 @@ fn got_inf_mask(got: &[f64], dev: &burn::tensor::Device) -> Tensor<2, burn::tens
 fn variance_std_normalize() {
     check("variance", &values(), |x, i| seg::segment_variance(x, i, N));
     check("std", &values(), |x, i| seg::segment_std(x, i, N));
-    check("normalize", &values(), |x, i| seg::segment_normalize(x, i, N, 1e-3));
+    check("normalize", &values(), |x, i| {
+        seg::segment_normalize(x, i, N, 1e-3)
+    });
 }
 
 #[test]
@@ -160,9 +219,14 @@ fn partitions() {
 fn rows_with_out_of_range_ids_get_no_gradient_where_they_are_dropped() {
     let all_ids = [0i64, 5, 1, 0, -1, 1, 2, 3];
     let n = 3;
-    let kept: Vec<usize> = (0..all_ids.len()).filter(|&e| (0..n as i64).contains(&all_ids[e])).collect();
+    let kept: Vec<usize> = (0..all_ids.len())
+        .filter(|&e| (0..n as i64).contains(&all_ids[e]))
+        .collect();
     let x_all = values()[..all_ids.len() * D].to_vec();
-    let x_kept: Vec<f64> = kept.iter().flat_map(|&e| x_all[e * D..(e + 1) * D].to_vec()).collect();
+    let x_kept: Vec<f64> = kept
+        .iter()
+        .flat_map(|&e| x_all[e * D..(e + 1) * D].to_vec())
+        .collect();
     let ids_kept: Vec<i64> = kept.iter().map(|&e| all_ids[e]).collect();
     type Op = fn(Tensor<2>, Tensor<1, Int>) -> Tensor<2>;
     let ops: [(&str, Op); 7] = [
@@ -173,7 +237,13 @@ fn rows_with_out_of_range_ids_get_no_gradient_where_they_are_dropped() {
         ("min", |x, i| seg::segment_min(x, i, 3)),
         ("logsumexp", |x, i| seg::segment_logsumexp(x, i, 3)),
         // Summed back per segment so that the loss does not see the dropped rows' positions.
-        ("softmax", |x, i| seg::segment_sum(seg::segment_softmax(x.clone(), i.clone(), 3) * x.detach(), i, 3)),
+        ("softmax", |x, i| {
+            seg::segment_sum(
+                seg::segment_softmax(x.clone(), i.clone(), 3) * x.detach(),
+                i,
+                3,
+            )
+        }),
     ];
     for t in autodiff_targets().into_iter().filter(Target::drops_bad_ids) {
         for (name, op) in ops {
@@ -186,8 +256,18 @@ fn rows_with_out_of_range_ids_get_no_gradient_where_they_are_dropped() {
             for e in 0..all_ids.len() {
                 let got = &g_all[e * D..(e + 1) * D];
                 match kept.iter().position(|&k| k == e) {
-                    Some(k) => assert_close(&format!("{} {name} row {e}", t.name), got, &g_kept[k * D..(k + 1) * D], 1e-5, 1e-6),
-                    None => assert_eq!(got, [0.0; D], "{} {name}: dropped row {e} got a gradient", t.name),
+                    Some(k) => assert_close(
+                        &format!("{} {name} row {e}", t.name),
+                        got,
+                        &g_kept[k * D..(k + 1) * D],
+                        1e-5,
+                        1e-6,
+                    ),
+                    None => assert_eq!(
+                        got, [0.0; D],
+                        "{} {name}: dropped row {e} got a gradient",
+                        t.name
+                    ),
                 }
             }
         }

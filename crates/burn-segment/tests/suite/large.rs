@@ -19,12 +19,19 @@ fn spread(i: usize, salt: u64, n: usize) -> i64 {
 
 fn values(len: usize, salt: usize) -> Vec<f64> {
     // f32-exact values, so the references see what the backends see.
-    (0..len).map(|i| ((i * 37 + salt) % 101) as f64 / 16.0 - 3.0).collect()
+    (0..len)
+        .map(|i| ((i * 37 + salt) % 101) as f64 / 16.0 - 3.0)
+        .collect()
 }
 
 #[test]
 fn large_outputs_match_the_references_on_fresh_and_recycled_blocks() {
-    const { assert!(N * 4 > burn_segment::cpu::POOLED_OUTPUT_BYTES && E * 4 > burn_segment::cpu::POOLED_OUTPUT_BYTES) };
+    const {
+        assert!(
+            N * 4 > burn_segment::cpu::POOLED_OUTPUT_BYTES
+                && E * 4 > burn_segment::cpu::POOLED_OUTPUT_BYTES
+        )
+    };
     let x = values(E, 1);
     let receivers: Vec<i64> = (0..E).map(|i| spread(i, 1, N)).collect();
     let senders: Vec<i64> = (0..E).map(|i| spread(i, 2, N)).collect();
@@ -40,9 +47,21 @@ fn large_outputs_match_the_references_on_fresh_and_recycled_blocks() {
     let softmax_of_sum = segment_softmax_reference(&as_f32(&sum), 1, &groups, N / 3);
     let spmm = spmm_reference(&nodes, 1, &weights, 1, &senders, &receivers, N);
     let sddmm = sddmm_reference(&nodes, &nodes_b, 1, 1, &senders, &receivers);
-    let attention = attention_softmax_reference(&nodes, &nodes_b, 1, &senders, &receivers, &vec![0.0; E], 1, 0.2);
+    let attention = attention_softmax_reference(
+        &nodes,
+        &nodes_b,
+        1,
+        &senders,
+        &receivers,
+        &vec![0.0; E],
+        1,
+        0.2,
+    );
 
-    for t in targets().into_iter().filter(|t| t.path == Path::Public && !t.is_autodiff()) {
+    for t in targets()
+        .into_iter()
+        .filter(|t| t.path == Path::Public && !t.is_autodiff())
+    {
         let dev = &t.device;
         let ids_t = |v: &[i64]| ids(v, dev, false);
         let hits = burn_segment::cpu::output_pool_stats().hits;
@@ -58,19 +77,42 @@ fn large_outputs_match_the_references_on_fresh_and_recycled_blocks() {
             assert_close(&what("sum"), &read(total.clone()), &sum, 1e-6, 1e-5);
             // The sum's own output, overwritten in place (its caller holds no other handle).
             let s = burn_segment::segment_softmax(total, ids_t(&groups), N / 3);
-            assert_close(&what("softmax of the sum"), &read(s), &softmax_of_sum, 1e-5, 1e-7);
+            assert_close(
+                &what("softmax of the sum"),
+                &read(s),
+                &softmax_of_sum,
+                1e-5,
+                1e-7,
+            );
 
             let (src, dst) = (f32s(&nodes, [N, 1], dev), f32s(&nodes_b, [N, 1], dev));
             let w = f32s(&weights, [E, 1], dev);
-            let out = burn_segment::spmm(src.clone(), ids_t(&senders), ids_t(&receivers), Some(w), N);
+            let out =
+                burn_segment::spmm(src.clone(), ids_t(&senders), ids_t(&receivers), Some(w), N);
             assert_close(&what("spmm"), &read(out), &spmm, 1e-5, 1e-5);
-            let out = burn_segment::sddmm(src.clone(), dst.clone(), ids_t(&senders), ids_t(&receivers), 1);
+            let out = burn_segment::sddmm(
+                src.clone(),
+                dst.clone(),
+                ids_t(&senders),
+                ids_t(&receivers),
+                1,
+            );
             assert_close(&what("sddmm"), &read(out), &sddmm, 1e-6, 1e-6);
-            let out = burn_segment::attention_softmax(src, dst, ids_t(&senders), ids_t(&receivers), None, 0.2);
+            let out = burn_segment::attention_softmax(
+                src,
+                dst,
+                ids_t(&senders),
+                ids_t(&receivers),
+                None,
+                0.2,
+            );
             assert_close(&what("attention"), &read(out), &attention, 1e-5, 1e-7);
         }
         if t.name == "flex" && cfg!(target_os = "linux") {
-            assert!(burn_segment::cpu::output_pool_stats().hits > hits, "the second round reused blocks");
+            assert!(
+                burn_segment::cpu::output_pool_stats().hits > hits,
+                "the second round reused blocks"
+            );
         }
     }
 }
@@ -88,15 +130,40 @@ fn large_gradients_from_the_pool_equal_the_vec_path() {
         let ids_t = |v: &[i64]| -> Tensor<1, Int> { ids(v, dev, true) };
         let src = f32s(&nodes, [N, 1], dev).require_grad();
         let dst = f32s(&nodes_b, [N, 1], dev).require_grad();
-        let alpha = burn_segment::attention_softmax(src.clone(), dst.clone(), ids_t(&senders), ids_t(&receivers), None, 0.2);
-        let scores = burn_segment::sddmm(src.clone(), dst.clone(), ids_t(&senders), ids_t(&receivers), 1);
-        let out = burn_segment::spmm(dst.clone(), ids_t(&senders), ids_t(&receivers), Some(alpha + scores), N);
+        let alpha = burn_segment::attention_softmax(
+            src.clone(),
+            dst.clone(),
+            ids_t(&senders),
+            ids_t(&receivers),
+            None,
+            0.2,
+        );
+        let scores = burn_segment::sddmm(
+            src.clone(),
+            dst.clone(),
+            ids_t(&senders),
+            ids_t(&receivers),
+            1,
+        );
+        let out = burn_segment::spmm(
+            dst.clone(),
+            ids_t(&senders),
+            ids_t(&receivers),
+            Some(alpha + scores),
+            N,
+        );
         let loss = (out * f32s(&probe, [N, 1], dev)).sum();
         let g = loss.backward();
-        (read(src.grad(&g).expect("src is tracked")), read(dst.grad(&g).expect("dst is tracked")))
+        (
+            read(src.grad(&g).expect("src is tracked")),
+            read(dst.grad(&g).expect("dst is tracked")),
+        )
     };
     let [ndarray, flex] = ["autodiff<ndarray>", "autodiff<flex>"].map(|name| {
-        let t = autodiff_targets().into_iter().find(|t| t.name == name).expect("a CPU autodiff target");
+        let t = autodiff_targets()
+            .into_iter()
+            .find(|t| t.name == name)
+            .expect("a CPU autodiff target");
         grads(&t)
     });
     assert_close("d loss / d src", &flex.0, &ndarray.0, 1e-6, 1e-6);

@@ -1,7 +1,7 @@
 //! The generic test suite of burn-segment, run once per backend (see `common::targets`).
 
-mod common;
 mod cases;
+mod common;
 mod fused;
 mod gradients;
 mod large;

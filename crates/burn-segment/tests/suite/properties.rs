@@ -34,7 +34,13 @@ fn value(specials: bool) -> BoxedStrategy<f64> {
 
 pub fn cases(specials: bool) -> impl Strategy<Value = Case> {
     // d ≥ 16 reaches the CPU kernels' 16-column blocks (and their tail).
-    (0usize..24, prop_oneof![3 => 1usize..4, 1 => 15usize..36], 1usize..7, any::<bool>(), any::<bool>())
+    (
+        0usize..24,
+        prop_oneof![3 => 1usize..4, 1 => 15usize..36],
+        1usize..7,
+        any::<bool>(),
+        any::<bool>(),
+    )
         .prop_flat_map(move |(e, d, n, sorted, i32_ids)| {
             (
                 proptest::collection::vec(0..n as i64, e),
@@ -46,7 +52,14 @@ pub fn cases(specials: bool) -> impl Strategy<Value = Case> {
             if sorted {
                 ids.sort();
             }
-            Case { e, d, n, ids, data: as_f32(&data), i32_ids }
+            Case {
+                e,
+                d,
+                n,
+                ids,
+                data: as_f32(&data),
+                i32_ids,
+            }
         })
 }
 
@@ -54,7 +67,10 @@ const RTOL: f64 = 1e-5;
 const ATOL: f64 = 1e-5;
 
 fn config() -> ProptestConfig {
-    ProptestConfig { cases: 48, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases: 48,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {

@@ -1,0 +1,181 @@
+//! Slice kernels shared by every CPU backend (NdArray, Flex).
+//!
+//! All kernels view the data as a row-major `[E, d]` matrix (the trailing dimensions flattened
+//! into `d`) and reduce rows into `[N, d]`. Every segment is reduced by one task, in the
+//! original row order, so results are bitwise identical whatever the number of rayon threads;
+//! there are no atomics.
+
+mod elem;
+mod extreme;
+mod fused;
+mod plan;
+mod reduce;
+mod softmax;
+
+use core::mem::MaybeUninit;
+
+use rayon::prelude::*;
+
+use super::output;
+use output::{Alloc, Out, assume_written, output_unwritten};
+use plan::{TO_L2, prefetch_bytes};
+
+pub(crate) use elem::{Elem, FloatElem, IdElem};
+pub(crate) use extreme::{extreme_simd, reduce_extreme};
+pub(crate) use fused::{Attention, sddmm, spmm};
+pub(crate) use plan::CsrPlan;
+pub(crate) use reduce::{count, reduce_add_mul};
+pub(crate) use softmax::{softmax, softmax_in_place};
+
+/// An `[N, d]` output in which segment `s`'s row is `init` folded by `f(s, row)`, built in
+/// parallel over the segments. Each row is set to `init` just before `f` folds into it (while
+/// it is in cache), so there is no fill pass over the output first.
+pub(super) fn per_segment<T: Copy + Send + Sync>(
+    alloc: Alloc,
+    plan: &CsrPlan,
+    d: usize,
+    init: T,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) -> Out<T> {
+    let mut out = output_unwritten::<T>(alloc, plan.num_segments() * d);
+    if d > 0 {
+        let min_len = plan.min_len(d);
+        out.par_chunks_mut(d)
+            .enumerate()
+            .with_min_len(min_len)
+            .for_each(|(s, row)| {
+                row.iter_mut().for_each(|x| _ = x.write(init));
+                // SAFETY: every element of the row was written just above.
+                f(s, unsafe { assume_init_mut(row) })
+            });
+    }
+    // SAFETY: the loop above wrote every row (with `d == 0` there are no elements).
+    unsafe { assume_written(out) }
+}
+
+/// `row` as the `T`s it holds.
+///
+/// # Safety
+/// Every element of `row` must have been written.
+unsafe fn assume_init_mut<T>(row: &mut [MaybeUninit<T>]) -> &mut [T] {
+    // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the caller guarantees initialisation.
+    unsafe { &mut *(row as *mut [MaybeUninit<T>] as *mut [T]) }
+}
+
+/// A raw pointer that rayon tasks may share; every task writes a disjoint set of rows.
+#[derive(Clone, Copy)]
+pub(super) struct RowsPtr<T>(*mut T);
+// SAFETY: used only to write rows that belong to exactly one segment (see `softmax`).
+unsafe impl<T: Send> Send for RowsPtr<T> {}
+unsafe impl<T: Send> Sync for RowsPtr<T> {}
+
+impl<T> RowsPtr<T> {
+    /// Row `r` (of width `d`) of the buffer.
+    ///
+    /// # Safety
+    /// `(r + 1) * d` must not exceed the buffer's length, and no other live reference may
+    /// touch that row.
+    #[allow(clippy::mut_from_ref)]
+    pub(super) unsafe fn row(&self, r: usize, d: usize) -> &mut [T] {
+        // SAFETY: guaranteed by the caller.
+        unsafe { core::slice::from_raw_parts_mut(self.0.add(r * d), d) }
+    }
+
+    /// Writes `x` over row `r` (of width `x.len()`), which may hold no values yet.
+    ///
+    /// # Safety
+    /// As for [`row`](Self::row), and `x` must not overlap the buffer.
+    pub(super) unsafe fn write_row(&self, r: usize, x: &[T]) {
+        // SAFETY: guaranteed by the caller.
+        unsafe { core::ptr::copy_nonoverlapping(x.as_ptr(), self.0.add(r * x.len()), x.len()) }
+    }
+
+    /// Hints the CPU to load row `r` (of width `d`); touches no memory.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, r: usize, d: usize) {
+        prefetch_bytes::<TO_L2>(
+            self.0.wrapping_add(r * d) as *const u8,
+            d * core::mem::size_of::<T>(),
+        );
+    }
+}
+
+/// Test data shared by the kernels' unit tests.
+#[cfg(test)]
+mod testing {
+    use super::CsrPlan;
+
+    /// A pseudo-random sequence (64-bit LCG, high bits).
+    pub(super) fn lcg(seed: u64) -> impl FnMut() -> usize {
+        let mut state = seed;
+        move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        }
+    }
+
+    /// The bits of each value, every NaN alike.
+    pub(super) fn bits(v: &[f32]) -> Vec<u32> {
+        v.iter()
+            .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
+            .collect()
+    }
+
+    /// Runs `check(data, d, plan, shuffled)` on `900 × 37` values drawn by `value` (37 columns:
+    /// two full blocks of 16, vector bodies, and a remainder) and ids into 60 segments, the last
+    /// five empty: first shuffled, then sorted.
+    pub(super) fn for_each_isa_case(
+        seed: u64,
+        value: impl Fn(usize) -> f32,
+        mut check: impl FnMut(&[f32], usize, &CsrPlan, bool),
+    ) {
+        let (d, n, rows) = (37usize, 60usize, 900usize);
+        let mut next = lcg(seed);
+        let data: Vec<f32> = (0..rows * d).map(|_| value(next())).collect();
+        let mut ids: Vec<i64> = (0..rows).map(|_| (next() % (n - 5)) as i64).collect();
+        for shuffled in [true, false] {
+            if !shuffled {
+                ids.sort_unstable();
+            }
+            check(&data, d, &CsrPlan::new(&ids, n), shuffled);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SegmentExtreme as Extreme;
+    use crate::cpu::simd::Simd;
+    use testing::bits;
+
+    #[test]
+    fn results_do_not_depend_on_thread_count() {
+        let e = 20_000;
+        let d = 3;
+        let ids: Vec<i64> = (0..e).map(|i| ((i * 7919) % 613) as i64).collect();
+        let data: Vec<f32> = (0..e * d)
+            .map(|i| ((i * 37 % 101) as f32).sin() * 1e3)
+            .collect();
+        let plan = CsrPlan::new(&ids, 700);
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let simd = Simd::detect();
+                let (max, arg) =
+                    reduce_extreme::<f32, i64>(simd, Alloc::Vec, &data, d, &plan, Extreme::Max);
+                let sum = reduce_add_mul(simd, Alloc::Vec, &data, d, &plan, false);
+                (sum, softmax(Alloc::Vec, &data, d, &plan), max, arg)
+            })
+        };
+        let (a, b) = (run(1), run(4));
+        assert_eq!(bits(&a.0), bits(&b.0));
+        assert_eq!(bits(&a.1), bits(&b.1));
+        assert_eq!((bits(&a.2), &a.3[..]), (bits(&b.2), &b.3[..]));
+    }
+}
