@@ -28,7 +28,7 @@ mod common;
 use burn::tensor::{Device, Tensor};
 use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
-use burn_gnn_nn::{Gat, StackConfig};
+use burn_gnn_nn::{Activation, Gat, GatConfig};
 use common::{Dataset, NodeClassifier, Setup, Stopping};
 
 // ANCHOR: classifier
@@ -72,10 +72,13 @@ fn main() {
     };
     let output_heads = if pubmed { 8 } else { 1 };
     let make = |data: &Planetoid, device: &Device| {
-        let config = StackConfig::new(data.num_features, 64, data.num_classes)
+        GatConfig::new(data.num_features, 64, data.num_classes)
             .with_dropout(0.6)
-            .with_activation("elu".into());
-        Gat::new(&config, 8, output_heads, device).expect("valid configuration")
+            .with_activation(Activation::Elu)
+            .with_heads(8)
+            .with_out_heads(output_heads)
+            .init(device)
+            .expect("valid configuration")
     };
     // ANCHOR_END: setup
     common::run_node_classification(

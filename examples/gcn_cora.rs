@@ -19,7 +19,7 @@ mod common;
 use burn::tensor::{Device, Tensor};
 use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
-use burn_gnn_nn::{Gcn, StackConfig};
+use burn_gnn_nn::{Gcn, GcnConfig};
 use common::{NodeClassifier, Setup, Stopping};
 
 impl NodeClassifier for Gcn {
@@ -56,8 +56,10 @@ fn main() {
         },
     };
     let make = |data: &Planetoid, device: &Device| {
-        let config = StackConfig::new(data.num_features, 16, data.num_classes).with_dropout(0.5);
-        Gcn::new(&config, device).expect("valid configuration")
+        GcnConfig::new(data.num_features, 16, data.num_classes)
+            .with_dropout(0.5)
+            .init(device)
+            .expect("valid configuration")
     };
     common::run_node_classification(
         "gcn_cora",

@@ -26,7 +26,7 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::synthetic::{self, SplitMix64, SyntheticGraph};
 use burn_gnn_graph::{GraphsTuple, batch};
-use burn_gnn_nn::{Gin, StackConfig, global_mean_pool};
+use burn_gnn_nn::{Gin, GinConfig, global_mean_pool};
 use clap::Parser;
 
 const CLASSES: [&str; 3] = ["Erdős–Rényi", "block model", "Barabási–Albert"];
@@ -116,9 +116,9 @@ fn main() {
     let test_graph = joined(&test);
     let test_labels = labels(&test);
 
-    let config = StackConfig::new(1, 32, 32).with_num_layers(3);
+    let config = GinConfig::new(1, 32, 32).with_num_layers(3);
     let mut model = GraphClassifier {
-        gin: Gin::new(&config, &device).expect("valid configuration"),
+        gin: config.init(&device).expect("valid configuration"),
         classifier: LinearConfig::new(32, 3).init(&device),
     };
     let mut optim = AdamConfig::new().init();

@@ -21,7 +21,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::{NeighborLoader, SampledBatch};
-use burn_gnn_nn::{GraphSage, StackConfig};
+use burn_gnn_nn::{GraphSage, GraphSageConfig};
 use clap::Parser;
 use common::cli::{at_least, positive_f64};
 use common::large::{BLOCKS, FEATURES, LargeGraph, large_graph, peak_rss_mb};
@@ -130,8 +130,8 @@ fn main() {
         loader(&test).with_shuffle(false),
     );
     // ANCHOR_END: loader
-    let config = StackConfig::new(FEATURES, 64, BLOCKS).with_num_layers(2);
-    let mut model = GraphSage::new(&config, &train_dev).expect("valid configuration");
+    let config = GraphSageConfig::new(FEATURES, 64, BLOCKS).with_num_layers(2);
+    let mut model = config.init(&train_dev).expect("valid configuration");
     let mut optim = AdamConfig::new().init();
     let loss_fn = CrossEntropyLossConfig::new().init(&train_dev);
     let x_train = x.clone().to_device(&train_dev);

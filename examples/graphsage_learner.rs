@@ -30,7 +30,7 @@ use burn::train::{
     ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining, TrainingStrategy,
 };
 use burn_gnn::data::NeighborLoader;
-use burn_gnn::nn::{GraphSage, StackConfig};
+use burn_gnn::nn::GraphSageConfig;
 use burn_gnn::train::{NodeClassification, SampledNodeLoader};
 use clap::{Parser, ValueEnum};
 use common::cli::at_least;
@@ -150,8 +150,8 @@ fn main() {
         (Ok(t), Ok(v)) => (Arc::new(t), Arc::new(v)),
         (Err(e), _) | (_, Err(e)) => exit_with(2, e),
     };
-    let config = StackConfig::new(FEATURES, 64, BLOCKS).with_num_layers(2);
-    let model = GraphSage::new(&config, &train_dev).unwrap_or_else(|e| exit_with(2, e));
+    let config = GraphSageConfig::new(FEATURES, 64, BLOCKS).with_num_layers(2);
+    let model = config.init(&train_dev).unwrap_or_else(|e| exit_with(2, e));
     // ANCHOR: strategy
     let autodiff: Vec<Device> = devices.iter().map(|d| d.clone().autodiff()).collect();
     let strategy = match strategy {

@@ -338,11 +338,7 @@ fn main() {
         Model::Sage => run(&args, &academic, |d| Stack {
             layers: [d_in, HIDDEN]
                 .iter()
-                .map(|&i| {
-                    HeteroSageConfig::new(i, HIDDEN, edge_types.clone())
-                        .init(d)
-                        .expect("valid")
-                })
+                .map(|&i| HeteroSageConfig::new(i, HIDDEN, edge_types.clone()).init(d))
                 .collect(),
             head: head(d),
             dropout: dropout(),

@@ -19,13 +19,13 @@
 //! ```
 //! use burn::tensor::Device;
 //! use burn_gnn::data::KarateClub;
-//! use burn_gnn::nn::{Gcn, StackConfig};
+//! use burn_gnn::nn::GcnConfig;
 //!
 //! let device = Device::flex().autodiff();
 //! let karate = KarateClub::load();
 //! let graph = karate.graph(&device).unwrap();
 //! let x = graph.node_tensor::<2>().unwrap(); // identity features, [34, 34]
-//! let model = Gcn::new(&StackConfig::new(34, 16, KarateClub::NUM_CLASSES), &device).unwrap();
+//! let model = GcnConfig::new(34, 16, KarateClub::NUM_CLASSES).init(&device).unwrap();
 //! let logits = model.forward(x, &graph);
 //! assert_eq!(logits.dims(), [34, 4]);
 //! let grads = logits.sum().backward();

@@ -257,9 +257,7 @@ fn hetero_chapter() {
 
     // One SAGE conv per relation, summed per target type; authors receive no relation here
     // and keep their features.
-    let layer = HeteroSageConfig::new(4, 8, g.edge_types())
-        .init(&device)
-        .unwrap();
+    let layer = HeteroSageConfig::new(4, 8, g.edge_types()).init(&device);
     let out = layer.forward(&g.x_dict(), &g).unwrap();
     assert_eq!(
         (out["paper"].dims(), out["author"].dims()),

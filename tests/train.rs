@@ -17,7 +17,7 @@ use burn::train::{ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraini
 use burn_gnn::data::synthetic::{SplitMix64, stochastic_block_model};
 use burn_gnn::data::{InNeighbors, KarateClub, NeighborLoader};
 use burn_gnn::graph::GraphsTuple;
-use burn_gnn::nn::{Gcn, Gin, GraphSage, StackConfig, global_mean_pool};
+use burn_gnn::nn::{GcnConfig, Gin, GinConfig, GraphSage, GraphSageConfig, global_mean_pool};
 use burn_gnn::train::{
     FullGraphLoader, GraphBatcher, GraphClassification, GraphItem, GraphModel, NodeBatch,
     NodeClassification, SampledNodeLoader,
@@ -157,7 +157,9 @@ fn setup() -> (NeighborLoader, Tensor<2>, Vec<i64>, GraphSage) {
     let loader = NeighborLoader::new(lists, train, vec![4, 3], 32)
         .unwrap()
         .with_seed(9);
-    let model = GraphSage::new(&StackConfig::new(8, 16, 4), &Device::flex().autodiff()).unwrap();
+    let model = GraphSageConfig::new(8, 16, 4)
+        .init(&Device::flex().autodiff())
+        .unwrap();
     (loader, x, labels, model)
 }
 
@@ -298,7 +300,7 @@ fn full_graph_loader_trains_like_a_full_batch_loop() {
     let x = graph.node_tensor::<2>().unwrap();
     let labels = karate.labels(&device);
     let rows: Vec<i64> = (0..34).filter(|v| v % 2 == 0).collect();
-    let model = Gcn::new(&StackConfig::new(34, 8, 4), &device).unwrap();
+    let model = GcnConfig::new(34, 8, 4).init(&device).unwrap();
     let dl = |rows: Vec<i64>, g: &GraphsTuple, x: &Tensor<2>, y: &Tensor<1, Int>| {
         Arc::new(FullGraphLoader::new(g.clone(), x.clone(), y.clone(), rows).unwrap())
     };
@@ -390,7 +392,7 @@ fn graph_batcher_feeds_burns_data_loader_and_the_loss_is_per_graph() {
         [4, 2]
     );
     let model = GraphClassification::new(Pooled {
-        gin: Gin::new(&StackConfig::new(3, 8, 8), &device).unwrap(),
+        gin: GinConfig::new(3, 8, 8).init(&device).unwrap(),
         head: LinearConfig::new(8, 2).init(&device),
     });
     // The wrapper's loss is the mean over graphs of each graph's own cross-entropy.

@@ -24,7 +24,7 @@ use crate::NnError;
 /// let both = Aggregation::multi(&["mean", "max"]).unwrap();
 /// assert_eq!(both.width(), 2);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(burn::config::Config, Debug, PartialEq)]
 pub enum Aggregation {
     /// `Σ_j m_j`.
     Sum,

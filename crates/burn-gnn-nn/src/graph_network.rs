@@ -96,7 +96,7 @@ impl ConcatMlp {
         let x = Tensor::cat(parts.into_iter().flatten().collect(), 1);
         if x.dims()[0] == 0 {
             // NdArray's matmul divides by zero on empty inputs.
-            return crate::conv::no_rows(self.output.weight.dims()[1], &x);
+            return crate::compat::no_rows(self.output.weight.dims()[1], &x);
         }
         self.output.forward(relu(self.hidden.forward(x)))
     }

@@ -190,7 +190,7 @@ impl GraphConvolution {
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         let n = x.dims()[0];
         if n == 0 {
-            return crate::conv::no_rows(self.update.weight.dims()[1], &x);
+            return crate::compat::no_rows(self.update.weight.dims()[1], &x);
         }
         let h = self.update.forward(x);
         let device = h.device();

@@ -23,8 +23,8 @@
 #![warn(missing_docs)]
 
 mod aggregation;
+mod compat;
 mod conv;
-mod dropout;
 mod error;
 mod graph_network;
 mod hetero;
@@ -35,6 +35,7 @@ mod pool;
 mod readout;
 
 pub use aggregation::Aggregation;
+pub use compat::dropout::dropout;
 pub use conv::cheb::{ChebConv, ChebConvConfig};
 pub use conv::edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
 pub use conv::gat::{GatConv, GatConvConfig};
@@ -45,7 +46,6 @@ pub use conv::graph_conv::{GraphConv, GraphConvConfig};
 pub use conv::sage::{SageConv, SageConvConfig};
 pub use conv::sg::{Appnp, AppnpConfig, SgConv, SgConvConfig};
 pub use conv::transformer::{TransformerConv, TransformerConvConfig};
-pub use dropout::dropout;
 pub use error::NnError;
 pub use graph_network::{
     ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetGat, GraphNetwork, NodeUpdate,
@@ -59,6 +59,9 @@ pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };
 pub use message_passing::{EdgeInputs, MessagePassing};
-pub use models::{Gat, Gcn, Gin, GraphSage, StackConfig, StackHead};
+pub use models::{
+    Activation, Gat, GatConfig, Gcn, GcnConfig, Gin, GinConfig, GraphSage, GraphSageConfig,
+    JumpingKnowledge, StackHead,
+};
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool};
 pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

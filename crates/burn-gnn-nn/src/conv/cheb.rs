@@ -113,7 +113,7 @@ impl ChebConv {
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         if x.dims()[0] == 0 {
-            return crate::conv::no_rows(self.lins[0].weight.dims()[1], &x);
+            return crate::compat::no_rows(self.lins[0].weight.dims()[1], &x);
         }
         let lap = Laplacian::new(graph);
         let mut out = self.lins[0].forward(x.clone());

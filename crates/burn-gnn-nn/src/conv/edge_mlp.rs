@@ -13,7 +13,7 @@ use crate::aggregation::sum_into;
 /// A two-layer perceptron `Linear → ReLU → Linear`.
 fn mlp(first: &Linear, second: &Linear, x: Tensor<2>) -> Tensor<2> {
     if x.dims()[0] == 0 {
-        return crate::conv::no_rows(second.weight.dims()[1], &x);
+        return crate::compat::no_rows(second.weight.dims()[1], &x);
     }
     second.forward(relu(first.forward(x)))
 }
@@ -115,9 +115,10 @@ pub struct EdgeConvConfig {
     pub d_hidden: usize,
     /// Output features per node.
     pub d_output: usize,
-    /// The aggregation (PyG's default `"max"`).
-    #[config(default = "String::from(\"max\")")]
-    pub aggr: String,
+    /// The aggregation (PyG's default, max); one that widens the output
+    /// ([`Aggregation::Multi`]) is refused by `init`.
+    #[config(default = "Aggregation::Max")]
+    pub aggr: Aggregation,
 }
 // ANCHOR_END: edgeconvconfig
 
@@ -144,9 +145,10 @@ impl EdgeConvConfig {
     /// An [`EdgeConv`].
     ///
     /// # Errors
-    /// An unknown aggregation, or one that widens the output ([`Aggregation::Multi`]).
+    /// [`NnError::InvalidConfig`](crate::NnError::InvalidConfig) for an aggregation that widens
+    /// the output ([`Aggregation::Multi`]).
     pub fn init(&self, device: &Device) -> Result<EdgeConv, crate::NnError> {
-        let aggr: Aggregation = self.aggr.parse()?;
+        let aggr = self.aggr.clone();
         if aggr.width() != 1 {
             return Err(crate::NnError::InvalidConfig(
                 "EdgeConv takes a single aggregation".into(),

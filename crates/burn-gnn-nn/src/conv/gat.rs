@@ -182,7 +182,7 @@ impl GatConv {
             bias,
             self.negative_slope,
         );
-        let alpha = crate::dropout::dropout(&self.dropout, alpha);
+        let alpha = crate::compat::dropout::dropout(&self.dropout, alpha);
         (xw, alpha, senders, receivers)
     }
 
@@ -250,7 +250,7 @@ impl GatConv {
             Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
         } else {
             // One fused gather-weight-sum per head: no [E, heads, d_output] message tensor.
-            let xw = crate::dropout::dropout(&self.feature_dropout, xw).reshape([n, h * c]);
+            let xw = crate::compat::dropout::dropout(&self.feature_dropout, xw).reshape([n, h * c]);
             burn_segment::spmm(xw, senders, receivers, Some(alpha), n).reshape([n, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())
@@ -281,7 +281,7 @@ impl GatConv {
         let (h, c) = (self.heads, self.d_output);
         let width = if self.concat { h * c } else { c };
         if nd == 0 {
-            return crate::conv::no_rows(width, &x_dst);
+            return crate::compat::no_rows(width, &x_dst);
         }
         let e = senders.dims()[0];
         let out = if e == 0 || ns == 0 {
@@ -306,8 +306,9 @@ impl GatConv {
                 None,
                 self.negative_slope,
             );
-            let alpha = crate::dropout::dropout(&self.dropout, alpha);
-            let xs = crate::dropout::dropout(&self.feature_dropout, xs).reshape([ns, h * c]);
+            let alpha = crate::compat::dropout::dropout(&self.dropout, alpha);
+            let xs =
+                crate::compat::dropout::dropout(&self.feature_dropout, xs).reshape([ns, h * c]);
             burn_segment::spmm(xs, senders, receivers, Some(alpha), nd).reshape([nd, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())

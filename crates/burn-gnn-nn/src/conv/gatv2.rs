@@ -115,7 +115,7 @@ impl GatV2Conv {
         let (h, c) = (self.heads, self.d_output);
         let width = if self.concat { h * c } else { c };
         if n == 0 {
-            return crate::conv::no_rows(width, &x);
+            return crate::compat::no_rows(width, &x);
         }
         let x_src = x.clone().matmul(self.weight_src.val()) + self.bias_src.val().unsqueeze_dim(0);
         let x_dst = match (&self.weight_dst, &self.bias_dst) {
@@ -135,7 +135,7 @@ impl GatV2Conv {
                 .sum_dim(2)
                 .reshape([e, h]);
             let logits = mask_existing_loops(logits, existing);
-            let alpha = crate::dropout::dropout(
+            let alpha = crate::compat::dropout::dropout(
                 &self.dropout,
                 segment_softmax(logits, receivers.clone(), n),
             );

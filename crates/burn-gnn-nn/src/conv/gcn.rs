@@ -218,7 +218,7 @@ impl GcnConv {
     pub fn forward_normalized(&self, x: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
         if x.dims()[0] == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return crate::conv::no_rows(self.weight.dims()[1], &x);
+            return crate::compat::no_rows(self.weight.dims()[1], &x);
         }
         self.forward_projected(x.matmul(self.weight.val()), norm)
     }

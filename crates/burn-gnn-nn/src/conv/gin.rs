@@ -69,7 +69,7 @@ impl GinConv {
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         if x.dims()[0] == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return crate::conv::no_rows(self.mlp_out.weight.dims()[1], &x);
+            return crate::compat::no_rows(self.mlp_out.weight.dims()[1], &x);
         }
         let n = x.dims()[0];
         let neighbours = crate::Aggregation::Sum.aggregate_gathered(

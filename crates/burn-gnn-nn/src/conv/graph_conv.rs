@@ -6,7 +6,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
 
-use crate::{Aggregation, NnError};
+use crate::Aggregation;
 
 // ANCHOR: graphconvconfig
 /// Configuration of a [`GraphConv`]; defaults are PyG's `GraphConv`.
@@ -17,8 +17,8 @@ pub struct GraphConvConfig {
     /// Output features per node.
     pub d_output: usize,
     /// The neighbour aggregation (see [`Aggregation`]).
-    #[config(default = "String::from(\"sum\")")]
-    pub aggr: String,
+    #[config(default = "Aggregation::Sum")]
+    pub aggr: Aggregation,
     /// A bias in the neighbour transform.
     #[config(default = true)]
     pub bias: bool,
@@ -47,12 +47,9 @@ pub struct GraphConv {
 
 impl GraphConvConfig {
     /// A [`GraphConv`] with Burn's default `Linear` initialisation.
-    ///
-    /// # Errors
-    /// An unknown aggregation name.
-    pub fn init(&self, device: &Device) -> Result<GraphConv, NnError> {
-        let aggr: Aggregation = self.aggr.parse()?;
-        Ok(GraphConv {
+    pub fn init(&self, device: &Device) -> GraphConv {
+        let aggr = self.aggr.clone();
+        GraphConv {
             lin_rel: LinearConfig::new(self.d_input * aggr.width(), self.d_output)
                 .with_bias(self.bias)
                 .init(device),
@@ -60,7 +57,7 @@ impl GraphConvConfig {
                 .with_bias(false)
                 .init(device),
             aggr,
-        })
+        }
     }
 }
 
@@ -100,7 +97,7 @@ impl GraphConv {
     ) -> Tensor<2> {
         let n = x_dst.dims()[0];
         if n == 0 {
-            return crate::conv::no_rows(self.lin_root.weight.dims()[1], &x_dst);
+            return crate::compat::no_rows(self.lin_root.weight.dims()[1], &x_dst);
         }
         let e = senders.dims()[0];
         let aggregated = match edge_weight {

@@ -30,14 +30,6 @@ pub(crate) fn glorot<const D: usize>(
     )
 }
 
-/// A `[0, width]` output for an input without rows, like `like`. Allocated with `empty`, never
-/// `zeros`: on Burn 0.22's wgpu backend (through Fusion) filling a zero-size tensor corrupts
-/// results still pending in the same stream (seen with a node type without nodes in a
-/// heterogeneous batch; tests/suite/hetero.rs).
-pub(crate) fn no_rows(width: usize, like: &Tensor<2>) -> Tensor<2> {
-    Tensor::empty([0, width], (&like.device(), like.dtype()))
-}
-
 /// A zero-initialised parameter.
 pub(crate) fn zeros<const D: usize>(shape: [usize; D], device: &Device) -> Param<Tensor<D>> {
     burn::nn::Initializer::Zeros.init(shape, device)

@@ -6,7 +6,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
-use crate::{Aggregation, NnError};
+use crate::Aggregation;
 
 // ANCHOR: sageconvconfig
 /// Configuration of a [`SageConv`]; defaults are PyG's `SAGEConv`.
@@ -16,10 +16,9 @@ pub struct SageConvConfig {
     pub d_input: usize,
     /// Output features per node.
     pub d_output: usize,
-    /// The neighbour aggregation, parsed by [`Aggregation`]'s `FromStr` (`"mean"`, `"max"`,
-    /// `"sum"`, ...; several separated by commas are concatenated).
-    #[config(default = "String::from(\"mean\")")]
-    pub aggr: String,
+    /// The neighbour aggregation ([`Aggregation::Multi`] concatenates several).
+    #[config(default = "Aggregation::Mean")]
+    pub aggr: Aggregation,
     /// Add the transformed root features `W_2 x_i`.
     #[config(default = true)]
     pub root_weight: bool,
@@ -56,18 +55,10 @@ pub struct SageConv {
 
 impl SageConvConfig {
     /// A [`SageConv`] with Burn's default `Linear` initialisation.
-    ///
-    /// # Errors
-    /// An unknown aggregation name.
-    pub fn init(&self, device: &Device) -> Result<SageConv, NnError> {
-        let names: Vec<&str> = self.aggr.split(',').collect();
-        let aggr = if names.len() == 1 {
-            names[0].parse()?
-        } else {
-            Aggregation::multi(&names)?
-        };
+    pub fn init(&self, device: &Device) -> SageConv {
+        let aggr = self.aggr.clone();
         let width = aggr.width();
-        Ok(SageConv {
+        SageConv {
             lin_neighbors: LinearConfig::new(self.d_input * width, self.d_output)
                 .with_bias(self.bias)
                 .init(device),
@@ -78,7 +69,7 @@ impl SageConvConfig {
             }),
             aggr,
             normalize: self.normalize,
-        })
+        }
     }
 }
 
@@ -113,7 +104,7 @@ impl SageConv {
         let n = x_dst.dims()[0];
         if n == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return crate::conv::no_rows(self.lin_neighbors.weight.dims()[1], &x_dst);
+            return crate::compat::no_rows(self.lin_neighbors.weight.dims()[1], &x_dst);
         }
         let aggregated = self.aggr.aggregate_gathered(x_src, senders, receivers, n);
         let mut out = self.lin_neighbors.forward(aggregated);

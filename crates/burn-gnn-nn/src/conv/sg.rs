@@ -71,7 +71,7 @@ impl SgConv {
     /// Applies the layer over `graph`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         if x.dims()[0] == 0 {
-            return crate::conv::no_rows(self.lin.weight.dims()[1], &x);
+            return crate::compat::no_rows(self.lin.weight.dims()[1], &x);
         }
         self.lin.forward(self.propagate(x, graph))
     }

@@ -96,7 +96,7 @@ impl TransformerConv {
         let (h, c) = (self.heads, self.d_output);
         let width = if self.concat { h * c } else { c };
         if n == 0 {
-            return crate::conv::no_rows(width, &x);
+            return crate::compat::no_rows(width, &x);
         }
         let e = graph.sum_n_edge();
         let out = if e == 0 {
@@ -116,7 +116,7 @@ impl TransformerConv {
                 .sum_dim(2)
                 .reshape([e, h])
                 .div_scalar((c as f64).sqrt());
-            let alpha = crate::dropout::dropout(
+            let alpha = crate::compat::dropout::dropout(
                 &self.dropout,
                 segment_softmax(logits, receivers.clone(), n),
             );

@@ -177,8 +177,10 @@ impl HanConv {
                     gather_rows(a_src, s.clone()) + gather_rows(a_dst, r.clone()),
                     self.negative_slope,
                 );
-                let alpha =
-                    crate::dropout::dropout(&self.dropout, segment_softmax(logits, r.clone(), n));
+                let alpha = crate::compat::dropout::dropout(
+                    &self.dropout,
+                    segment_softmax(logits, r.clone(), n),
+                );
                 let z = sum_into(
                     gather_rows(proj[si].clone(), s) * alpha.unsqueeze_dim::<3>(2),
                     r,

@@ -141,7 +141,7 @@ impl HgtConv {
         for (ti, t) in self.node_types.iter().enumerate() {
             let (xt, n) = (&x[t], kqv[ti].3);
             if n == 0 {
-                out.insert(t.clone(), crate::conv::no_rows(o, xt));
+                out.insert(t.clone(), crate::compat::no_rows(o, xt));
                 continue;
             }
             let (mut scores, mut values, mut targets) = (vec![], vec![], vec![]);

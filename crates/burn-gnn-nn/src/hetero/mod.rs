@@ -19,7 +19,7 @@ use crate::{GatConv, GraphConv, NnError, SageConv};
 pub type NodeFeatures = BTreeMap<String, Tensor<2>>;
 
 /// How [`HeteroConv`] merges the outputs of the relations that point at the same node type.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(burn::config::Config, Copy, Debug, PartialEq, Eq)]
 pub enum HeteroMerge {
     /// Elementwise sum.
     Sum,

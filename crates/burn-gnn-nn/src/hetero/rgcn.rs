@@ -150,7 +150,7 @@ impl RgcnConv {
         let n = x.dims()[0];
         let device = x.device();
         if n == 0 {
-            return crate::conv::no_rows(self.d_output, &x);
+            return crate::compat::no_rows(self.d_output, &x);
         }
         let mut out = match &self.root {
             Some(w) => x.clone().matmul(w.val()),

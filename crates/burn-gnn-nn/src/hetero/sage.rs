@@ -4,8 +4,8 @@ use burn::config::Config;
 use burn::tensor::Device;
 use burn_gnn_graph::EdgeType;
 
-use super::HeteroConv;
-use crate::{NnError, SageConv, SageConvConfig};
+use super::{HeteroConv, HeteroMerge};
+use crate::{Aggregation, SageConv, SageConvConfig};
 
 // ANCHOR: heterosage
 /// GraphSAGE over a heterogeneous graph: a [`HeteroConv`] of one [`SageConv`] per relation
@@ -24,31 +24,27 @@ pub struct HeteroSageConfig {
     /// The relations, each with its own `SageConv`.
     pub edge_types: Vec<EdgeType>,
     /// The neighbour aggregation within a relation (see [`SageConvConfig::aggr`]).
-    #[config(default = "String::from(\"mean\")")]
-    pub aggr: String,
-    /// How relations into one node type are merged: `sum`, `mean`, `max`, `min` or `cat`.
-    #[config(default = "String::from(\"sum\")")]
-    pub merge: String,
+    #[config(default = "Aggregation::Mean")]
+    pub aggr: Aggregation,
+    /// How relations into one node type are merged.
+    #[config(default = "HeteroMerge::Sum")]
+    pub merge: HeteroMerge,
 }
 // ANCHOR_END: heterosageconfig
 
 impl HeteroSageConfig {
     /// The layer, each `SageConv` with Burn's default initialisation.
-    ///
-    /// # Errors
-    /// An unknown aggregation or merge.
-    pub fn init(&self, device: &Device) -> Result<HeteroSage, NnError> {
-        let merge = self.merge.parse()?;
+    pub fn init(&self, device: &Device) -> HeteroSage {
         let convs = self
             .edge_types
             .iter()
             .map(|et| {
                 let conv = SageConvConfig::new(self.d_input, self.d_output)
                     .with_aggr(self.aggr.clone())
-                    .init(device)?;
-                Ok((et.clone(), conv))
+                    .init(device);
+                (et.clone(), conv)
             })
-            .collect::<Result<Vec<_>, NnError>>()?;
-        Ok(HeteroConv::new(convs, merge))
+            .collect();
+        HeteroConv::new(convs, self.merge)
     }
 }

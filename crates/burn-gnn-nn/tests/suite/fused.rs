@@ -4,7 +4,7 @@
 
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::{SparseMatrix, gather_rows};
-use burn_gnn_nn::{Aggregation, Gat, Gcn, StackConfig};
+use burn_gnn_nn::{Aggregation, GatConfig, GcnConfig};
 
 use crate::common::*;
 
@@ -46,9 +46,8 @@ fn sparse_first_layer_matches_the_dense_forward_and_gradients() {
             host(x.clone()),
             "{name}: round trip"
         );
-        let cfg = StackConfig::new(f, 8, 3);
-        let gat = Gat::new(&cfg, 2, 1, &dev).unwrap();
-        let gcn = Gcn::new(&cfg, &dev).unwrap();
+        let gat = GatConfig::new(f, 8, 3).with_heads(2).init(&dev).unwrap();
+        let gcn = GcnConfig::new(f, 8, 3).init(&dev).unwrap();
         let pairs = [
             (
                 gat.forward(x.clone(), &g),

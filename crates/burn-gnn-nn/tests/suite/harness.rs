@@ -7,10 +7,11 @@ use burn::tensor::{Device, Gradients, Tensor};
 use burn_gnn_graph::gather_rows;
 use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
-    AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets, EdgeConvConfig, Gat,
-    GatConvConfig, GatV2ConvConfig, Gcn, GcnConvConfig, Gin, GinConvConfig, GineConvConfig,
-    GraphConvConfig, GraphConvolution, GraphMapFeatures, GraphNetwork, GraphSage,
-    InteractionNetwork, JraphGat, SageConvConfig, SgConvConfig, StackConfig, TransformerConvConfig,
+    Activation, Aggregation, AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets,
+    EdgeConvConfig, GatConfig, GatConvConfig, GatV2ConvConfig, GcnConfig, GcnConvConfig, GinConfig,
+    GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution, GraphMapFeatures,
+    GraphNetwork, GraphSageConfig, InteractionNetwork, JraphGat, JumpingKnowledge, SageConvConfig,
+    SgConvConfig, TransformerConvConfig,
 };
 
 use crate::common::*;
@@ -256,6 +257,15 @@ fn gat_conv_conforms() {
     );
 }
 
+/// An aggregation by name (PyG's spelling), several separated by commas.
+fn aggregation(names: &str) -> Aggregation {
+    let names: Vec<&str> = names.split(',').collect();
+    match names[..] {
+        [one] => one.parse().unwrap(),
+        _ => Aggregation::multi(&names).unwrap(),
+    }
+}
+
 #[test]
 fn sage_conv_conforms() {
     for aggr in [
@@ -273,9 +283,8 @@ fn sage_conv_conforms() {
             &format!("SageConv({aggr})"),
             |d| {
                 SageConvConfig::new(3, 4)
-                    .with_aggr(aggr.into())
+                    .with_aggr(aggregation(aggr))
                     .init(d)
-                    .unwrap()
             },
             |l, x, g| l.forward(x, g),
             3,
@@ -284,12 +293,7 @@ fn sage_conv_conforms() {
     }
     conformance(
         "SageConv(normalize)",
-        |d| {
-            SageConvConfig::new(3, 4)
-                .with_normalize(true)
-                .init(d)
-                .unwrap()
-        },
+        |d| SageConvConfig::new(3, 4).with_normalize(true).init(d),
         |l, x, g| l.forward(x, g),
         3,
         4,
@@ -355,9 +359,8 @@ fn second_batch_conforms() {
         "GraphConv(mean)",
         |d| {
             GraphConvConfig::new(3, 4)
-                .with_aggr("mean".into())
+                .with_aggr(Aggregation::Mean)
                 .init(d)
-                .unwrap()
         },
         |l, x, g| l.forward(x, g),
         3,
@@ -414,57 +417,58 @@ fn second_batch_conforms() {
 
 #[test]
 fn thin_models_conform() {
-    let cfg = StackConfig::new(3, 4, 2).with_num_layers(3);
     conformance(
         "Gcn",
-        |d| Gcn::new(&cfg, d).unwrap(),
+        |d| GcnConfig::new(3, 4, 2).with_num_layers(3).init(d).unwrap(),
         |l, x, g| l.forward(x, g),
         3,
         2,
     );
-    let jk = cfg
-        .clone()
-        .with_jk(Some("cat".into()))
-        .with_activation("elu".into());
     conformance(
         "GraphSage(jk=cat)",
-        |d| GraphSage::new(&jk, d).unwrap(),
+        |d| {
+            GraphSageConfig::new(3, 4, 2)
+                .with_num_layers(3)
+                .with_jk(Some(JumpingKnowledge::Cat))
+                .with_activation(Activation::Elu)
+                .init(d)
+                .unwrap()
+        },
         |l, x, g| l.forward(x, g),
         3,
         2,
     );
-    let jk = cfg.clone().with_jk(Some("max".into()));
     conformance(
         "Gin(jk=max)",
-        |d| Gin::new(&jk, d).unwrap(),
+        |d| {
+            GinConfig::new(3, 4, 2)
+                .with_num_layers(3)
+                .with_jk(Some(JumpingKnowledge::Max))
+                .init(d)
+                .unwrap()
+        },
         |l, x, g| l.forward(x, g),
         3,
         2,
     );
+    let gat = GatConfig::new(3, 4, 2).with_num_layers(3).with_heads(2);
     conformance(
         "Gat(2 heads)",
-        |d| Gat::new(&cfg, 2, 1, d).unwrap(),
+        |d| gat.init(d).unwrap(),
         |l, x, g| l.forward(x, g),
         3,
         2,
     );
+    let flex = burn::tensor::Device::flex();
     assert!(
-        Gat::new(&cfg, 3, 1, &burn::tensor::Device::flex()).is_err(),
+        gat.clone().with_heads(3).init(&flex).is_err(),
         "3 heads do not divide 4"
     );
     assert!(
-        Gcn::new(
-            &cfg.clone().with_activation("swish".into()),
-            &burn::tensor::Device::flex()
-        )
-        .is_err()
-    );
-    assert!(
-        Gcn::new(
-            &cfg.clone().with_num_layers(0),
-            &burn::tensor::Device::flex()
-        )
-        .is_err()
+        GcnConfig::new(3, 4, 2)
+            .with_num_layers(0)
+            .init(&flex)
+            .is_err()
     );
 }
 

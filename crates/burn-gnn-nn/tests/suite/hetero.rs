@@ -131,9 +131,7 @@ fn layers(device: &Device) -> Vec<(&'static str, Layer, bool)> {
         TYPES.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
         relations(),
     );
-    let sage = HeteroSageConfig::new(D, D, rels.clone())
-        .init(device)
-        .unwrap();
+    let sage = HeteroSageConfig::new(D, D, rels.clone()).init(device);
     let gat = HeteroConv::new(
         rels.iter()
             .map(|et| {
@@ -147,7 +145,7 @@ fn layers(device: &Device) -> Vec<(&'static str, Layer, bool)> {
     );
     let graph_conv = HeteroConv::new(
         rels.iter()
-            .map(|et| (et.clone(), GraphConvConfig::new(D, 3).init(device).unwrap()))
+            .map(|et| (et.clone(), GraphConvConfig::new(D, 3).init(device)))
             .collect(),
         HeteroMerge::Cat,
     );
@@ -352,9 +350,8 @@ fn hetero_layers_give_finite_gradients() {
         han.visit(&mut v);
         assert!(v.seen > 0);
         let sage = HeteroSageConfig::new(D, D, rels.clone())
-            .with_merge("max".into())
-            .init(&device)
-            .unwrap();
+            .with_merge(HeteroMerge::Max)
+            .init(&device);
         let grads = loss(sage.forward(&x, &g).unwrap()).backward();
         let mut v = FiniteGrads {
             grads: &grads,

@@ -120,9 +120,8 @@ fn sage_matches_reference() {
     for (name, d) in forward_devices() {
         for aggr in ["mean", "max", "sum"] {
             let conv = SageConvConfig::new(3, 2)
-                .with_aggr(aggr.into())
-                .init(&d)
-                .unwrap();
+                .with_aggr(aggr.parse().unwrap())
+                .init(&d);
             let (s, r, n) = test_graph();
             let mut rng = Rng(6);
             let (xv, x) = random_x(&mut rng, n, 3, &d);

@@ -89,7 +89,7 @@ fn propagation_layers_match_dense_references() {
             &format!("ChebConv on {name}"),
         );
         // GraphConv (sum): W_1 x_i + W_2 Σ_j x_j.
-        let gc = GraphConvConfig::new(3, 2).init(&d).unwrap();
+        let gc = GraphConvConfig::new(3, 2).init(&d);
         let mut agg = vec![0.0; n * 3];
         for e in 0..s.len() {
             (0..3).for_each(|c| agg[r[e] as usize * 3 + c] += xv[s[e] as usize * 3 + c]);
