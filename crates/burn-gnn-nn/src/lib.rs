@@ -38,7 +38,7 @@ pub use aggregation::Aggregation;
 pub use compat::dropout::dropout;
 pub use conv::cheb::{ChebConv, ChebConvConfig};
 pub use conv::edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
-pub use conv::gat::{GatConv, GatConvConfig};
+pub use conv::gat::{GatConv, GatConvConfig, GatInput};
 pub use conv::gatv2::{GatV2Conv, GatV2ConvConfig};
 pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm, gcn_norm};
 pub use conv::gin::{GinConv, GinConvConfig};

@@ -5,38 +5,50 @@ use burn_gnn_graph::{GraphsTuple, gather_rows};
 
 use crate::Aggregation;
 
-/// What a message function can read about the edges, gathered only when asked for.
+/// What a message function can read about the edges, gathered only when asked for. Messages
+/// flow from the source nodes (`x_src`, indexed by `senders`) to the target nodes (`x_dst`,
+/// indexed by `receivers`); on a homogeneous graph both are the same `x`.
 #[derive(Debug)]
 pub struct EdgeInputs<'a> {
-    x: &'a Tensor<2>,
-    graph: &'a GraphsTuple,
+    x_src: &'a Tensor<2>,
+    x_dst: &'a Tensor<2>,
+    senders: &'a Tensor<1, Int>,
+    receivers: &'a Tensor<1, Int>,
     edge_attr: Option<&'a Tensor<2>>,
 }
 
 impl EdgeInputs<'_> {
     /// Sender features `x_j`, `[E, D]`.
     pub fn x_j(&self) -> Tensor<2> {
-        gather_rows(self.x.clone(), self.graph.senders().clone())
+        gather_rows(self.x_src.clone(), self.senders.clone())
     }
     /// Receiver features `x_i`, `[E, D]`.
     pub fn x_i(&self) -> Tensor<2> {
-        gather_rows(self.x.clone(), self.graph.receivers().clone())
+        gather_rows(self.x_dst.clone(), self.receivers.clone())
+    }
+    /// Features of the source nodes, `[N_src, D]`.
+    pub fn x_src(&self) -> Tensor<2> {
+        self.x_src.clone()
     }
     /// Edge features, if given to [`MessagePassing::propagate`].
     pub fn edge_attr(&self) -> Option<Tensor<2>> {
         self.edge_attr.cloned()
     }
-    /// Sender of each edge.
+    /// Sender of each edge (a row of `x_src`).
     pub fn senders(&self) -> Tensor<1, Int> {
-        self.graph.senders().clone()
+        self.senders.clone()
     }
-    /// Receiver of each edge.
+    /// Receiver of each edge (a row of `x_dst`).
     pub fn receivers(&self) -> Tensor<1, Int> {
-        self.graph.receivers().clone()
+        self.receivers.clone()
     }
-    /// The graph.
-    pub fn graph(&self) -> &GraphsTuple {
-        self.graph
+    /// Number of edges `E`.
+    pub fn num_edges(&self) -> usize {
+        self.senders.dims()[0]
+    }
+    /// Number of target nodes `N_dst`: the rows of the aggregated messages.
+    pub fn num_receivers(&self) -> usize {
+        self.x_dst.dims()[0]
     }
 }
 
@@ -79,15 +91,23 @@ pub trait MessagePassing {
         Aggregation::Sum
     }
 
-    /// The new node features from the aggregated messages `[N, D_msg · width]` and the old
-    /// features `[N, D]` (default: the aggregated messages).
-    fn update(&self, aggregated: Tensor<2>, _x: Tensor<2>) -> Tensor<2> {
+    /// The new node features from the aggregated messages `[N_dst, D_msg · width]` and the
+    /// target nodes' features `x_dst` (default: the aggregated messages).
+    fn update(&self, aggregated: Tensor<2>, _x_dst: Tensor<2>) -> Tensor<2> {
         aggregated
     }
 
     /// A fused message + aggregation, or `None` to use [`message`](Self::message) then
     /// [`aggregation`](Self::aggregation).
-    fn message_and_aggregate(&self, _x: &Tensor<2>, _graph: &GraphsTuple) -> Option<Tensor<2>> {
+    fn message_and_aggregate(&self, _edges: &EdgeInputs) -> Option<Tensor<2>> {
+        None
+    }
+
+    /// The width of [`update`](Self::update)'s output when the layer knows it (default
+    /// `None`). With it, `propagate` answers an input without target nodes with an empty
+    /// `[0, d_output]` tensor and runs nothing: some Burn 0.22 backends mishandle ops on
+    /// zero-row tensors (see `compat` in this crate).
+    fn d_output(&self) -> Option<usize> {
         None
     }
 
@@ -101,19 +121,42 @@ pub trait MessagePassing {
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
-        let aggregated = match self.message_and_aggregate(&x, graph) {
-            Some(a) => a,
+        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+        self.propagate_bipartite(x.clone(), x, senders, receivers, edge_attr)
+    }
+
+    /// [`propagate`](Self::propagate) from a source node set to a target node set (one
+    /// relation of a heterogeneous graph).
+    ///
+    /// # Shapes
+    /// `x_src: [N_src, D]`, `x_dst: [N_dst, D]`, `senders`/`receivers: [E]`, `edge_attr:
+    /// [E, D_e]` -> whatever `update` returns, `[N_dst, ...]`.
+    fn propagate_bipartite(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: Tensor<1, Int>,
+        receivers: Tensor<1, Int>,
+        edge_attr: Option<Tensor<2>>,
+    ) -> Tensor<2> {
+        if let (0, Some(width)) = (x_dst.dims()[0], self.d_output()) {
+            return crate::compat::no_rows(width, &x_dst);
+        }
+        let edges = EdgeInputs {
+            x_src: &x_src,
+            x_dst: &x_dst,
+            senders: &senders,
+            receivers: &receivers,
+            edge_attr: edge_attr.as_ref(),
+        };
+        let aggregated = match self.message_and_aggregate(&edges) {
+            Some(aggregated) => aggregated,
             None => {
-                let edges = EdgeInputs {
-                    x: &x,
-                    graph,
-                    edge_attr: edge_attr.as_ref(),
-                };
-                let messages = self.message(&edges);
+                let n = edges.num_receivers();
                 self.aggregation()
-                    .aggregate(messages, graph.receivers().clone(), x.dims()[0])
+                    .aggregate(self.message(&edges), receivers.clone(), n)
             }
         };
-        self.update(aggregated, x)
+        self.update(aggregated, x_dst)
     }
 }

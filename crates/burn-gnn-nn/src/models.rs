@@ -10,8 +10,8 @@ use burn::tensor::activation::{gelu, leaky_relu, relu};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
 use crate::{
-    GatConv, GatConvConfig, GcnConv, GcnConvConfig, GcnNorm, GinConv, GinConvConfig, NnError,
-    SageConv, SageConvConfig,
+    GatConv, GatConvConfig, GatInput, GcnConv, GcnConvConfig, GcnNorm, GinConv, GinConvConfig,
+    NnError, SageConv, SageConvConfig,
 };
 
 /// The nonlinearity between a thin model's layers.
@@ -374,7 +374,7 @@ impl Gat {
     pub fn forward_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
         let first = |x: &SparseMatrix| {
             let conv = &self.convs[0];
-            conv.forward_projected(x.matmul(conv.weight.val()), graph)
+            conv.forward_with(GatInput::new(x.matmul(conv.weight.val()), graph).projected())
         };
         self.head.run_sparse(self.convs.len(), x, first, |i, h| {
             self.convs[i].forward(h, graph)

@@ -5,10 +5,10 @@ use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn_gnn_graph::GraphsTuple;
 
-use crate::Aggregation;
-use crate::aggregation::sum_into;
+use super::gin::gin_root;
+use crate::{Aggregation, EdgeInputs, MessagePassing};
 
 /// A two-layer perceptron `Linear → ReLU → Linear`.
 fn mlp(first: &Linear, second: &Linear, x: Tensor<2>) -> Tensor<2> {
@@ -83,26 +83,48 @@ impl GineConv {
     /// # Shapes
     /// `x: [N, d_input]`, `edge_attr: [E, d_edge]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple, edge_attr: Tensor<2>) -> Tensor<2> {
-        let n = x.dims()[0];
-        let neighbours = if graph.sum_n_edge() == 0 {
-            x.zeros_like()
-        } else {
-            let e = match &self.lin_edge {
-                Some(lin) => lin.forward(edge_attr),
-                None => edge_attr,
-            };
-            sum_into(
-                relu(gather_rows(x.clone(), graph.senders().clone()) + e),
-                graph.receivers().clone(),
-                n,
-            )
-        };
-        let root = match &self.eps {
-            Some(eps) => x * eps.val().add_scalar(1.0).unsqueeze_dim(0),
-            None => x.mul_scalar(1.0 + self.eps_fixed),
-        };
-        mlp(&self.mlp_in, &self.mlp_out, root + neighbours)
+        self.propagate(x, graph, Some(edge_attr))
     }
+}
+
+impl MessagePassing for GineConv {
+    /// `ReLU(x_j + W_e e_ji)`.
+    ///
+    /// # Panics
+    /// Without `edge_attr`: GINE's messages need edge features ([`GineConv::forward`] takes
+    /// them).
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let e = edges
+            .edge_attr()
+            .expect("GineConv needs edge features: pass edge_attr");
+        let e = match &self.lin_edge {
+            Some(lin) => lin.forward(e),
+            None => e,
+        };
+        relu(edges.x_j() + e)
+    }
+
+    /// Zeros without edges (the edge map never runs on zero rows); otherwise `None`, the sum
+    /// of the messages.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        (edges.num_edges() == 0).then(|| edges_free(edges, self.mlp_in.weight.dims()[0]))
+    }
+
+    /// `MLP((1 + ε) x_i + aggregated)`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
+        let h = gin_root(&self.eps, self.eps_fixed, x_dst) + aggregated;
+        mlp(&self.mlp_in, &self.mlp_out, h)
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.mlp_out.weight.dims()[1])
+    }
+}
+
+/// The aggregated messages of a graph without edges: zeros, `[N_dst, width]`.
+fn edges_free(edges: &EdgeInputs, width: usize) -> Tensor<2> {
+    let x = edges.x_src();
+    Tensor::zeros([edges.num_receivers(), width], (&x.device(), x.dtype()))
 }
 
 // ANCHOR: edgeconvconfig
@@ -164,19 +186,33 @@ impl EdgeConvConfig {
 
 impl EdgeConv {
     /// Applies the layer over `graph`.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        let n = x.dims()[0];
-        let d_out = self.mlp_out.weight.dims()[1];
-        if graph.sum_n_edge() == 0 {
-            return Tensor::zeros([n, d_out], (&x.device(), x.dtype()));
-        }
-        let x_i = gather_rows(x.clone(), graph.receivers().clone());
-        let x_j = gather_rows(x, graph.senders().clone());
-        let h = mlp(
-            &self.mlp_in,
-            &self.mlp_out,
-            Tensor::cat(vec![x_i.clone(), x_j - x_i], 1),
-        );
-        self.aggr.aggregate(h, graph.receivers().clone(), n)
+        self.propagate(x, graph, None)
+    }
+}
+
+impl MessagePassing for EdgeConv {
+    /// `h([x_i, x_j − x_i])`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let x_i = edges.x_i();
+        let h = Tensor::cat(vec![x_i.clone(), edges.x_j() - x_i], 1);
+        mlp(&self.mlp_in, &self.mlp_out, h)
+    }
+
+    fn aggregation(&self) -> Aggregation {
+        self.aggr.clone()
+    }
+
+    /// Zeros without edges (the MLP never runs on zero rows); otherwise `None`, the
+    /// aggregation of the messages.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        (edges.num_edges() == 0).then(|| edges_free(edges, self.mlp_out.weight.dims()[1]))
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.mlp_out.weight.dims()[1])
     }
 }

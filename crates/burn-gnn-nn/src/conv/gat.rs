@@ -6,6 +6,7 @@ use burn::nn::{Dropout, DropoutConfig};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
+use crate::BipartiteConv;
 use crate::aggregation::sum_into;
 
 // ANCHOR: gatconvconfig
@@ -191,35 +192,27 @@ impl GatConv {
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, heads · d_output]` (concat) or `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_with_edge_attr(x, graph, None)
+        self.forward_with(GatInput::new(x, graph))
     }
 
-    /// Applies the layer with edge features `[E, edge_dim]` in the attention (ignored without
-    /// [`GatConvConfig::edge_dim`]).
+    /// Applies the layer to a [`GatInput`]: with edge features in the attention, or on
+    /// features already multiplied by [`weight`](Self::weight).
     ///
     /// # Shapes
-    /// `x: [N, d_input]`, `edge_attr: [E, edge_dim]` -> as [`forward`](Self::forward).
-    pub fn forward_with_edge_attr(
-        &self,
-        x: Tensor<2>,
-        graph: &GraphsTuple,
-        edge_attr: Option<Tensor<2>>,
-    ) -> Tensor<2> {
-        if x.dims()[0] == 0 {
+    /// As [`forward`](Self::forward); `edge_attr: [E, edge_dim]`, projected `x: [N, heads ·
+    /// d_output]`.
+    pub fn forward_with(&self, input: GatInput) -> Tensor<2> {
+        let GatInput {
+            x,
+            graph,
+            edge_attr,
+            projected,
+        } = input;
+        if projected || x.dims()[0] == 0 {
             return self.forward_projected_with_edge_attr(x, graph, edge_attr);
         }
         let xw = x.matmul(self.weight.val());
         self.forward_projected_with_edge_attr(xw, graph, edge_attr)
-    }
-
-    /// The layer applied to features already multiplied by [`weight`](Self::weight), `xw = x ·
-    /// W`: how a sparse input avoids the dense product (see
-    /// [`SparseMatrix::matmul`](burn_gnn_graph::SparseMatrix::matmul)).
-    ///
-    /// # Shapes
-    /// `xw: [N, heads · d_output]` -> as [`forward`](Self::forward).
-    pub fn forward_projected(&self, xw: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_projected_with_edge_attr(xw, graph, None)
     }
 
     fn forward_projected_with_edge_attr(
@@ -257,7 +250,43 @@ impl GatConv {
     }
 }
 
-impl GatConv {
+/// The input of [`GatConv::forward_with`] (Burn's `MhaInput` pattern): node features and their
+/// graph, optionally edge features and whether the features are already projected.
+#[derive(Debug)]
+pub struct GatInput<'a> {
+    x: Tensor<2>,
+    graph: &'a GraphsTuple,
+    edge_attr: Option<Tensor<2>>,
+    projected: bool,
+}
+
+impl<'a> GatInput<'a> {
+    /// Node features `x: [N, d_input]` over `graph`.
+    pub fn new(x: Tensor<2>, graph: &'a GraphsTuple) -> Self {
+        GatInput {
+            x,
+            graph,
+            edge_attr: None,
+            projected: false,
+        }
+    }
+
+    /// Edge features `[E, edge_dim]` joining the attention logits (ignored by a layer without
+    /// [`GatConvConfig::edge_dim`]).
+    pub fn edge_attr(mut self, edge_attr: Tensor<2>) -> Self {
+        self.edge_attr = Some(edge_attr);
+        self
+    }
+
+    /// The features are `x · W` already, `[N, heads · d_output]`: how a sparse input avoids
+    /// the dense product (see [`SparseMatrix::matmul`](burn_gnn_graph::SparseMatrix::matmul)).
+    pub fn projected(mut self) -> Self {
+        self.projected = true;
+        self
+    }
+}
+
+impl BipartiteConv for GatConv {
     /// Attention from one node set to another (PyG's bipartite `(x_src, x_dst)` input):
     /// `senders` index `x_src`, `receivers` index `x_dst`, both transformed by the same `W`. No
     /// self loops are added (the sets differ) and edge features are not used; destinations
@@ -270,7 +299,7 @@ impl GatConv {
     /// # Panics
     /// On CPU backends, if an index is out of range for its node set (check with
     /// [`burn_segment::validate_segment_ids`]).
-    pub fn forward_bipartite(
+    fn forward_bipartite(
         &self,
         x_src: Tensor<2>,
         x_dst: Tensor<2>,

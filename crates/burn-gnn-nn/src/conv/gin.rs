@@ -7,6 +7,8 @@ use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
+use crate::{Aggregation, EdgeInputs, MessagePassing};
+
 // ANCHOR: ginconvconfig
 /// Configuration of a [`GinConv`]; `eps` and `train_eps` default as PyG's `GINConv`.
 #[derive(Config, Debug)]
@@ -67,22 +69,37 @@ impl GinConv {
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        if x.dims()[0] == 0 {
-            // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return crate::compat::no_rows(self.mlp_out.weight.dims()[1], &x);
-        }
-        let n = x.dims()[0];
-        let neighbours = crate::Aggregation::Sum.aggregate_gathered(
-            x.clone(),
-            graph.senders().clone(),
-            graph.receivers().clone(),
-            n,
-        );
-        let root = match &self.eps {
-            Some(eps) => x * eps.val().add_scalar(1.0).unsqueeze_dim(0),
-            None => x.mul_scalar(1.0 + self.eps_fixed),
-        };
-        let h = root + neighbours;
+        self.propagate(x, graph, None)
+    }
+}
+
+/// GIN's root term `(1 + ε) · x`, `ε` learned (`eps`) or fixed (`eps_fixed`).
+pub(crate) fn gin_root(eps: &Option<Param<Tensor<1>>>, eps_fixed: f64, x: Tensor<2>) -> Tensor<2> {
+    match eps {
+        Some(eps) => x * eps.val().add_scalar(1.0).unsqueeze_dim(0),
+        None => x.mul_scalar(1.0 + eps_fixed),
+    }
+}
+
+impl MessagePassing for GinConv {
+    /// `x_j`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        edges.x_j()
+    }
+
+    /// The sum as one fused gather-sum.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let (s, r, n) = (edges.senders(), edges.receivers(), edges.num_receivers());
+        Some(Aggregation::Sum.aggregate_gathered(edges.x_src(), s, r, n))
+    }
+
+    /// `MLP((1 + ε) x_i + aggregated)`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
+        let h = gin_root(&self.eps, self.eps_fixed, x_dst) + aggregated;
         self.mlp_out.forward(relu(self.mlp_in.forward(h)))
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.mlp_out.weight.dims()[1])
     }
 }

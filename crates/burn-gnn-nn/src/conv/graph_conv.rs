@@ -3,10 +3,10 @@
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn::tensor::{Device, Tensor};
+use burn_gnn_graph::GraphsTuple;
 
-use crate::Aggregation;
+use crate::{Aggregation, EdgeInputs, MessagePassing};
 
 // ANCHOR: graphconvconfig
 /// Configuration of a [`GraphConv`]; defaults are PyG's `GraphConv`.
@@ -63,54 +63,63 @@ impl GraphConvConfig {
 
 impl GraphConv {
     /// Applies the layer over `graph`, unweighted.
-    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_weighted(x, graph, None)
-    }
-
-    /// Applies the layer with optional edge weights `[E]`.
     ///
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, d_output]`.
+    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        self.propagate(x, graph, None)
+    }
+
+    /// Applies the layer with edge weights `e_ji`.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]`, `edge_weight: [E]` -> `[N, d_output]`.
     pub fn forward_weighted(
         &self,
         x: Tensor<2>,
         graph: &GraphsTuple,
-        edge_weight: Option<Tensor<1>>,
+        edge_weight: Tensor<1>,
     ) -> Tensor<2> {
-        let (s, r) = (graph.senders().clone(), graph.receivers().clone());
-        self.forward_bipartite_weighted(x.clone(), x, s, r, edge_weight)
+        self.propagate(x, graph, Some(edge_weight.unsqueeze_dim(1)))
+    }
+}
+
+impl MessagePassing for GraphConv {
+    /// `e_ji · x_j`, the weight `[E, 1]` in `edge_attr` (1 without).
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        match edges.edge_attr() {
+            Some(w) => edges.x_j() * w,
+            None => edges.x_j(),
+        }
     }
 
-    /// Applies the layer from a source node set to a target node set (one relation of a
-    /// heterogeneous graph): `x'_i = W_1 x_dst_i + W_2 · aggr_{j → i} e_ji · x_src_j`.
-    ///
-    /// # Shapes
-    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `senders`/`receivers` (and
-    /// `edge_weight`): `[E]` -> `[N_dst, d_output]`.
-    pub fn forward_bipartite_weighted(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        senders: Tensor<1, Int>,
-        receivers: Tensor<1, Int>,
-        edge_weight: Option<Tensor<1>>,
-    ) -> Tensor<2> {
-        let n = x_dst.dims()[0];
-        if n == 0 {
-            return crate::compat::no_rows(self.lin_root.weight.dims()[1], &x_dst);
+    fn aggregation(&self) -> Aggregation {
+        self.aggr.clone()
+    }
+
+    /// Unweighted, the aggregation's fused form; a weighted sum is one gather-weight-sum.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let (x, s, r, n) = (
+            edges.x_src(),
+            edges.senders(),
+            edges.receivers(),
+            edges.num_receivers(),
+        );
+        match edges.edge_attr() {
+            Some(w) if edges.num_edges() > 0 && self.aggr == Aggregation::Sum => {
+                Some(burn_segment::spmm(x, s, r, Some(w), n))
+            }
+            Some(_) if edges.num_edges() > 0 => None,
+            _ => Some(self.aggr.aggregate_gathered(x, s, r, n)),
         }
-        let e = senders.dims()[0];
-        let aggregated = match edge_weight {
-            // A weighted sum is one fused gather-weight-sum.
-            Some(w) if e > 0 && self.aggr == crate::Aggregation::Sum => {
-                burn_segment::spmm(x_src, senders, receivers, Some(w.unsqueeze_dim(1)), n)
-            }
-            Some(w) if e > 0 => {
-                let messages = gather_rows(x_src, senders) * w.unsqueeze_dim(1);
-                self.aggr.aggregate(messages, receivers, n)
-            }
-            _ => self.aggr.aggregate_gathered(x_src, senders, receivers, n),
-        };
+    }
+
+    /// `W_1 x_i + W_2 · aggregated`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
         self.lin_rel.forward(aggregated) + self.lin_root.forward(x_dst)
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.lin_root.weight.dims()[1])
     }
 }

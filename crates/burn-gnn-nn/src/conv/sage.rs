@@ -6,7 +6,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
-use crate::Aggregation;
+use crate::{Aggregation, EdgeInputs, MessagePassing};
 
 // ANCHOR: sageconvconfig
 /// Configuration of a [`SageConv`]; defaults are PyG's `SAGEConv`.
@@ -79,12 +79,7 @@ impl SageConv {
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_bipartite(
-            x.clone(),
-            x,
-            graph.senders().clone(),
-            graph.receivers().clone(),
-        )
+        self.propagate(x, graph, None)
     }
 
     /// Applies the layer from a source node set to a target node set (one relation of a
@@ -101,12 +96,28 @@ impl SageConv {
         senders: Tensor<1, Int>,
         receivers: Tensor<1, Int>,
     ) -> Tensor<2> {
-        let n = x_dst.dims()[0];
-        if n == 0 {
-            // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return crate::compat::no_rows(self.lin_neighbors.weight.dims()[1], &x_dst);
-        }
-        let aggregated = self.aggr.aggregate_gathered(x_src, senders, receivers, n);
+        self.propagate_bipartite(x_src, x_dst, senders, receivers, None)
+    }
+}
+
+impl MessagePassing for SageConv {
+    /// `x_j`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        edges.x_j()
+    }
+
+    fn aggregation(&self) -> Aggregation {
+        self.aggr.clone()
+    }
+
+    /// The aggregation's fused form (a sum or mean never forms the `[E, D]` messages).
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let (s, r, n) = (edges.senders(), edges.receivers(), edges.num_receivers());
+        Some(self.aggr.aggregate_gathered(edges.x_src(), s, r, n))
+    }
+
+    /// `W_1 · aggregated + W_2 x_i`, L2-normalised with `normalize`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
         let mut out = self.lin_neighbors.forward(aggregated);
         if let Some(root) = &self.lin_root {
             out = out + root.forward(x_dst);
@@ -121,5 +132,9 @@ impl SageConv {
             out = out / norm;
         }
         out
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.lin_neighbors.weight.dims()[1])
     }
 }

@@ -13,7 +13,7 @@ use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph};
 
-use crate::{GatConv, GraphConv, NnError, SageConv};
+use crate::{GraphConv, MessagePassing, NnError, SageConv};
 
 /// Node features by node type: the input and output of a heterogeneous layer.
 pub type NodeFeatures = BTreeMap<String, Tensor<2>>;
@@ -163,19 +163,7 @@ impl BipartiteConv for GraphConv {
         s: Tensor<1, Int>,
         r: Tensor<1, Int>,
     ) -> Tensor<2> {
-        self.forward_bipartite_weighted(x_src, x_dst, s, r, None)
-    }
-}
-
-impl BipartiteConv for GatConv {
-    fn forward_bipartite(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        s: Tensor<1, Int>,
-        r: Tensor<1, Int>,
-    ) -> Tensor<2> {
-        GatConv::forward_bipartite(self, x_src, x_dst, s, r)
+        self.propagate_bipartite(x_src, x_dst, s, r, None)
     }
 }
 

@@ -8,8 +8,8 @@ use burn_gnn_graph::gather_rows;
 use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
     Activation, Aggregation, AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets,
-    EdgeConvConfig, GatConfig, GatConvConfig, GatV2ConvConfig, GcnConfig, GcnConvConfig, GinConfig,
-    GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution, GraphMapFeatures,
+    EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
+    GinConfig, GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution, GraphMapFeatures,
     GraphNetwork, GraphSageConfig, InteractionNetwork, JraphGat, JumpingKnowledge, SageConvConfig,
     SgConvConfig, TransformerConvConfig,
 };
@@ -243,7 +243,7 @@ fn gat_conv_conforms() {
         |l, x: Tensor<2>, g: &GraphsTuple| {
             let e = gather_rows(x.clone(), g.senders().clone())
                 - gather_rows(x.clone(), g.receivers().clone());
-            l.forward_with_edge_attr(x, g, Some(e))
+            l.forward_with(GatInput::new(x, g).edge_attr(e))
         },
         3,
         4,

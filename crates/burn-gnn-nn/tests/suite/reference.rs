@@ -2,7 +2,7 @@
 //! (randomly initialised) parameters read back.
 
 use burn::tensor::Tensor;
-use burn_gnn_nn::{GatConvConfig, GcnConvConfig, GinConvConfig, SageConvConfig};
+use burn_gnn_nn::{GatConvConfig, GatInput, GcnConvConfig, GinConvConfig, SageConvConfig};
 
 use crate::common::*;
 
@@ -268,7 +268,7 @@ fn gat_with_edge_features_matches_reference() {
         let mut rng = Rng(9);
         let (xv, x) = random_x(&mut rng, n, 4, &d);
         let (ev, e) = random_x(&mut rng, s.len(), de, &d);
-        let got = host(conv.forward_with_edge_attr(x, &graph(&s, &r, n, &d), Some(e)));
+        let got = host(conv.forward_with(GatInput::new(x, &graph(&s, &r, n, &d)).edge_attr(e)));
         let xw = matmul(&xv, &host(conv.weight.val()), n, 4, heads * c);
         let (a_src, a_dst, a_edge) = (
             host(conv.att_src.val()),

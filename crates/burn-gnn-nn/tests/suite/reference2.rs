@@ -271,7 +271,7 @@ fn attention_layers_match_references() {
 
 #[test]
 fn bipartite_gat_matches_reference() {
-    use burn_gnn_nn::GatConvConfig;
+    use burn_gnn_nn::{BipartiteConv, GatConvConfig};
     for (name, d) in forward_devices() {
         let (heads, c, ns, nd) = (2, 2, 4, 3);
         let conv = GatConvConfig::new(3, c).with_heads(heads).init(&d);
