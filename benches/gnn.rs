@@ -7,9 +7,11 @@
 //!   `[2708, 1433]` tensor or as a `SparseMatrix` (1.3 % non-zero) through `forward_sparse`.
 //!   Cora comes from `Planetoid::open` (`BURN_GNN_DATA_DIR` if it has the files, else the
 //!   copy embedded in `burn-gnn-data`).
-//! - `conv/{gcn,gat,sage}/E=…`: one layer's forward + backward (`sum` of the output) on a
-//!   directed Erdős–Rényi graph with `E` edges, `N = E / 10` nodes and 64 → 64 features (GAT: 8
-//!   heads of 8), receiver-sorted as the examples keep them; throughput in edges. Sizes 1e5,
+//! - `conv/{gcn,gat,sage,gin,graph_conv}/E=…`: one layer's forward + backward (`sum` of the
+//!   output) on a directed Erdős–Rényi graph with `E` edges, `N = E / 10` nodes and 64 → 64
+//!   features (GAT: 8 heads of 8), receiver-sorted as the examples keep them; throughput in
+//!   edges. `gine` (8 edge features) and `edge_conv`, whose messages are `[E, 64]` tensors by
+//!   definition, up to 1e6 edges only. Sizes 1e5,
 //!   1e6 and 1e7 (`GNN_BENCH_MAX_E` caps them), and the same on a Watts–Strogatz small-world
 //!   graph (`conv/{gcn,gat,sage}/small_world_p=0.1/E=…`: `N = E / 10` nodes on a ring, each
 //!   joined to its 10 nearest, a tenth of those edges rewired to uniform nodes), whose senders
@@ -44,7 +46,8 @@ use burn_gnn_data::Planetoid;
 use burn_gnn_data::synthetic::{SplitMix64, erdos_renyi, watts_strogatz};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 use burn_gnn_nn::{
-    Activation, Gat, GatConfig, GatConvConfig, Gcn, GcnConfig, GcnConvConfig, SageConvConfig,
+    Activation, EdgeConvConfig, Gat, GatConfig, GatConvConfig, Gcn, GcnConfig, GcnConvConfig,
+    GinConvConfig, GineConvConfig, GraphConvConfig, SageConvConfig,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -301,6 +304,33 @@ fn conv(crit: &mut Criterion) {
             group.bench_function(id("sage"), |b| {
                 b.iter(|| black_box(sage.forward(x.clone(), &graph).sum().backward()))
             });
+            let gin = GinConvConfig::new(d, d, d).init(&device);
+            group.bench_function(id("gin"), |b| {
+                b.iter(|| black_box(gin.forward(x.clone(), &graph).sum().backward()))
+            });
+            let graph_conv = GraphConvConfig::new(d, d).init(&device);
+            group.bench_function(id("graph_conv"), |b| {
+                b.iter(|| black_box(graph_conv.forward(x.clone(), &graph).sum().backward()))
+            });
+            // The layers whose messages are `[E, D]` tensors by definition: up to 1e6 edges.
+            if edges <= 1_000_000 {
+                let d_edge = 8;
+                let edge_attr: Vec<f32> =
+                    (0..edges * d_edge).map(|_| rng.normal() as f32).collect();
+                let edge_attr =
+                    Tensor::<2>::from_data(TensorData::new(edge_attr, [edges, d_edge]), &device);
+                let gine = GineConvConfig::new(d, d, d, d_edge).init(&device);
+                group.bench_function(id("gine"), |b| {
+                    b.iter(|| {
+                        let out = gine.forward(x.clone(), &graph, edge_attr.clone());
+                        black_box(out.sum().backward())
+                    })
+                });
+                let edge_conv = EdgeConvConfig::new(d, d, d).init(&device).expect("valid");
+                group.bench_function(id("edge_conv"), |b| {
+                    b.iter(|| black_box(edge_conv.forward(x.clone(), &graph).sum().backward()))
+                });
+            }
             // Whether the plans of this size stayed cached across steps (misses = plans built).
             let cache = burn_segment::cpu::plan_cache_stats();
             // And how many large outputs reused a pooled block (misses = blocks mapped).
