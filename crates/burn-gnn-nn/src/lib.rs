@@ -36,16 +36,7 @@ mod readout;
 
 pub use aggregation::Aggregation;
 pub use compat::dropout::dropout;
-pub use conv::cheb::{ChebConv, ChebConvConfig};
-pub use conv::edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
-pub use conv::gat::{GatConv, GatConvConfig, GatInput};
-pub use conv::gatv2::{GatV2Conv, GatV2ConvConfig};
-pub use conv::gcn::{GcnConv, GcnConvConfig, GcnNorm, gcn_norm};
-pub use conv::gin::{GinConv, GinConvConfig};
-pub use conv::graph_conv::{GraphConv, GraphConvConfig};
-pub use conv::sage::{SageConv, SageConvConfig};
-pub use conv::sg::{Appnp, AppnpConfig, SgConv, SgConvConfig};
-pub use conv::transformer::{TransformerConv, TransformerConvConfig};
+pub use conv::*;
 pub use error::NnError;
 pub use graph_network::{
     ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetGat, GraphNetwork, NodeUpdate,

@@ -9,7 +9,6 @@ use burn_gnn_graph::{GraphsTuple, gather_rows};
 use crate::NnError;
 use crate::aggregation::sum_into;
 
-// ANCHOR: chebconvconfig
 /// Configuration of a [`ChebConv`]; defaults are PyG's `ChebConv` (`normalization="sym"`,
 /// `lambda_max = 2`).
 #[derive(Config, Debug)]
@@ -24,9 +23,7 @@ pub struct ChebConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: chebconvconfig
 
-// ANCHOR: chebconv
 /// Chebyshev graph convolution, [Defferrard et al., NeurIPS 2016](https://arxiv.org/abs/1606.09375):
 ///
 /// `x' = Σ_{k<K} T_k(L̃) x W_k + b` with `T_0 = x`, `T_1 = L̃ x`, `T_k = 2 L̃ T_{k−1} − T_{k−2}`,
@@ -42,7 +39,6 @@ pub struct ChebConv {
     /// `b`, zero-initialised.
     pub bias: Option<Param<Tensor<1>>>,
 }
-// ANCHOR_END: chebconv
 
 impl ChebConvConfig {
     /// A [`ChebConv`].

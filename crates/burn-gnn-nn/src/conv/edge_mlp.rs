@@ -18,7 +18,6 @@ fn mlp(first: &Linear, second: &Linear, x: Tensor<2>) -> Tensor<2> {
     second.forward(relu(first.forward(x)))
 }
 
-// ANCHOR: gineconvconfig
 /// Configuration of a [`GineConv`]; `eps`/`train_eps` default as PyG's `GINEConv`.
 #[derive(Config, Debug)]
 pub struct GineConvConfig {
@@ -38,9 +37,7 @@ pub struct GineConvConfig {
     #[config(default = false)]
     pub train_eps: bool,
 }
-// ANCHOR_END: gineconvconfig
 
-// ANCHOR: gineconv
 /// GINE, [Hu et al., ICLR 2020](https://arxiv.org/abs/1905.12265):
 /// `x'_i = MLP((1 + ε) x_i + Σ_j ReLU(x_j + W_e e_ji))`.
 ///
@@ -59,7 +56,6 @@ pub struct GineConv {
     /// The fixed `ε`.
     pub eps_fixed: f64,
 }
-// ANCHOR_END: gineconv
 
 impl GineConvConfig {
     /// A [`GineConv`] with Burn's default `Linear` initialisation.
@@ -127,7 +123,6 @@ fn edges_free(edges: &EdgeInputs, width: usize) -> Tensor<2> {
     Tensor::zeros([edges.num_receivers(), width], (&x.device(), x.dtype()))
 }
 
-// ANCHOR: edgeconvconfig
 /// Configuration of an [`EdgeConv`].
 #[derive(Config, Debug)]
 pub struct EdgeConvConfig {
@@ -142,9 +137,7 @@ pub struct EdgeConvConfig {
     #[config(default = "Aggregation::Max")]
     pub aggr: Aggregation,
 }
-// ANCHOR_END: edgeconvconfig
 
-// ANCHOR: edgeconv
 /// EdgeConv, [Wang et al., ACM TOG 2019](https://arxiv.org/abs/1801.07829):
 /// `x'_i = max_{j ∈ N(i)} h([x_i, x_j − x_i])` with `h = Linear → ReLU → Linear` on `2·d_input`
 /// inputs; 0 for nodes without incoming edges.
@@ -161,7 +154,6 @@ pub struct EdgeConv {
     #[module(skip)]
     pub aggr: Aggregation,
 }
-// ANCHOR_END: edgeconv
 
 impl EdgeConvConfig {
     /// An [`EdgeConv`].

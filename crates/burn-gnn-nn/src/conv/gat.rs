@@ -9,7 +9,6 @@ use burn_gnn_graph::GraphsTuple;
 use crate::BipartiteConv;
 use crate::aggregation::sum_into;
 
-// ANCHOR: gatconvconfig
 /// Configuration of a [`GatConv`]; defaults are PyG's `GATConv`.
 #[derive(Config, Debug)]
 pub struct GatConvConfig {
@@ -46,9 +45,7 @@ pub struct GatConvConfig {
     #[config(default = "None")]
     pub edge_dim: Option<usize>,
 }
-// ANCHOR_END: gatconvconfig
 
-// ANCHOR: gatconv
 /// Graph attention, [Veličković et al., ICLR 2018](https://arxiv.org/abs/1710.10903):
 ///
 /// `α_ji = softmax_j(LeakyReLU(a_srcᵀ W x_j + a_dstᵀ W x_i))` over the incoming edges of `i`
@@ -89,7 +86,6 @@ pub struct GatConv {
     /// `a_edge`, `[heads, d_output]`, with edge features.
     pub att_edge: Option<Param<Tensor<2>>>,
 }
-// ANCHOR_END: gatconv
 
 impl GatConvConfig {
     /// A [`GatConv`] with Glorot weights and attention vectors and zero bias.

@@ -11,7 +11,6 @@ use burn_segment::segment_softmax;
 use super::{mask_existing_loops, with_self_loops};
 use crate::aggregation::sum_into;
 
-// ANCHOR: gatv2convconfig
 /// Configuration of a [`GatV2Conv`]; defaults are PyG's `GATv2Conv`.
 #[derive(Config, Debug)]
 pub struct GatV2ConvConfig {
@@ -41,9 +40,7 @@ pub struct GatV2ConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: gatv2convconfig
 
-// ANCHOR: gatv2conv
 /// GATv2, [Brody et al., ICLR 2022](https://arxiv.org/abs/2105.14491): attention computed after
 /// the nonlinearity, so the ranking of neighbours can depend on the query node:
 ///
@@ -80,7 +77,6 @@ pub struct GatV2Conv {
     /// See [`GatV2ConvConfig::add_self_loops`].
     pub add_self_loops: bool,
 }
-// ANCHOR_END: gatv2conv
 
 impl GatV2ConvConfig {
     /// A [`GatV2Conv`] with Glorot weights and zero biases.

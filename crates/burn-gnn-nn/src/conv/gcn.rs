@@ -8,7 +8,6 @@ use burn_segment::segment_max;
 
 use crate::aggregation::sum_into;
 
-// ANCHOR: gcnconvconfig
 /// Configuration of a [`GcnConv`]; defaults are PyG's `GCNConv`.
 #[derive(Config, Debug)]
 pub struct GcnConvConfig {
@@ -32,9 +31,7 @@ pub struct GcnConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: gcnconvconfig
 
-// ANCHOR: gcnconv
 /// Graph convolution, [Kipf & Welling, ICLR 2017](https://arxiv.org/abs/1609.02907):
 ///
 /// `x'_i = Σ_{j ∈ N(i) ∪ {i}} (e_ji / sqrt(d_j d_i)) · x_j W + b`, with `d_i = e_ii + Σ_{j ≠ i}
@@ -62,9 +59,7 @@ pub struct GcnConv {
     /// See [`GcnConvConfig::improved`].
     pub improved: bool,
 }
-// ANCHOR_END: gcnconv
 
-// ANCHOR: gcnnorm
 /// A graph's GCN edge normalisation, reusable across forward passes (PyG's `cached=True`).
 #[derive(Clone, Debug)]
 pub struct GcnNorm {
@@ -77,7 +72,6 @@ pub struct GcnNorm {
     /// Coefficient of each node's own features (its self loop), `[N]`.
     pub self_norm: Tensor<1>,
 }
-// ANCHOR_END: gcnnorm
 
 /// GCN's edge normalisation of `graph` (see [`GcnConv`]), on the device: with
 /// `add_self_loops`, exactly one loop per node (the last existing loop's weight, else 1, or 2 if

@@ -9,7 +9,6 @@ use burn_gnn_graph::GraphsTuple;
 
 use crate::{Aggregation, EdgeInputs, MessagePassing};
 
-// ANCHOR: ginconvconfig
 /// Configuration of a [`GinConv`]; `eps` and `train_eps` default as PyG's `GINConv`.
 #[derive(Config, Debug)]
 pub struct GinConvConfig {
@@ -26,9 +25,7 @@ pub struct GinConvConfig {
     #[config(default = false)]
     pub train_eps: bool,
 }
-// ANCHOR_END: ginconvconfig
 
-// ANCHOR: ginconv
 /// GIN, [Xu et al., ICLR 2019](https://arxiv.org/abs/1810.00826):
 ///
 /// `x'_i = MLP((1 + ε) · x_i + Σ_{j ∈ N(i)} x_j)`, with `MLP = Linear → ReLU → Linear` (the
@@ -47,7 +44,6 @@ pub struct GinConv {
     /// The fixed `ε` (GIN-0 for 0), used when `eps` is `None`.
     pub eps_fixed: f64,
 }
-// ANCHOR_END: ginconv
 
 impl GinConvConfig {
     /// A [`GinConv`] with Burn's default `Linear` initialisation.

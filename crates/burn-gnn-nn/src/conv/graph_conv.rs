@@ -8,7 +8,6 @@ use burn_gnn_graph::GraphsTuple;
 
 use crate::{Aggregation, EdgeInputs, MessagePassing};
 
-// ANCHOR: graphconvconfig
 /// Configuration of a [`GraphConv`]; defaults are PyG's `GraphConv`.
 #[derive(Config, Debug)]
 pub struct GraphConvConfig {
@@ -23,9 +22,7 @@ pub struct GraphConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: graphconvconfig
 
-// ANCHOR: graphconv
 /// GraphConv, [Morris et al., AAAI 2019](https://arxiv.org/abs/1810.02244):
 ///
 /// `x'_i = W_1 x_i + W_2 · aggr_{j ∈ N(i)} e_ji · x_j` (+ bias in `W_2`), `e_ji` the edge
@@ -43,7 +40,6 @@ pub struct GraphConv {
     #[module(skip)]
     pub aggr: Aggregation,
 }
-// ANCHOR_END: graphconv
 
 impl GraphConvConfig {
     /// A [`GraphConv`] with Burn's default `Linear` initialisation.

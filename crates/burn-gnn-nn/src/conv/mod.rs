@@ -1,15 +1,28 @@
-//! Convolution layers, one file each.
+//! Convolution layers, one file each, re-exported here (and from the crate root). A new layer:
+//! its file, its `mod` and `pub use` lines here, a line in the conformance harness and a
+//! reference test (`tests/suite/`).
 
-pub mod cheb;
-pub mod edge_mlp;
-pub mod gat;
-pub mod gatv2;
-pub mod gcn;
-pub mod gin;
-pub mod graph_conv;
-pub mod sage;
-pub mod sg;
-pub mod transformer;
+mod cheb;
+mod edge_mlp;
+mod gat;
+mod gatv2;
+mod gcn;
+mod gin;
+mod graph_conv;
+mod sage;
+mod sg;
+mod transformer;
+
+pub use cheb::{ChebConv, ChebConvConfig};
+pub use edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
+pub use gat::{GatConv, GatConvConfig, GatInput};
+pub use gatv2::{GatV2Conv, GatV2ConvConfig};
+pub use gcn::{GcnConv, GcnConvConfig, GcnNorm, gcn_norm};
+pub use gin::{GinConv, GinConvConfig};
+pub use graph_conv::{GraphConv, GraphConvConfig};
+pub use sage::{SageConv, SageConvConfig};
+pub use sg::{Appnp, AppnpConfig, SgConv, SgConvConfig};
+pub use transformer::{TransformerConv, TransformerConvConfig};
 
 use burn::module::Param;
 use burn::tensor::{Bool, Device, Int, Tensor};

@@ -8,7 +8,6 @@ use burn_gnn_graph::GraphsTuple;
 
 use crate::{Aggregation, EdgeInputs, MessagePassing};
 
-// ANCHOR: sageconvconfig
 /// Configuration of a [`SageConv`]; defaults are PyG's `SAGEConv`.
 #[derive(Config, Debug)]
 pub struct SageConvConfig {
@@ -29,9 +28,7 @@ pub struct SageConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: sageconvconfig
 
-// ANCHOR: sageconv
 /// GraphSAGE, [Hamilton et al., NeurIPS 2017](https://arxiv.org/abs/1706.02216):
 ///
 /// `x'_i = W_1 · aggr_{j ∈ N(i)} x_j + W_2 x_i` (+ bias in `W_1`), then optionally
@@ -51,7 +48,6 @@ pub struct SageConv {
     /// See [`SageConvConfig::normalize`].
     pub normalize: bool,
 }
-// ANCHOR_END: sageconv
 
 impl SageConvConfig {
     /// A [`SageConv`] with Burn's default `Linear` initialisation.

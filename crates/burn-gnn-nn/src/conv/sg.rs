@@ -8,7 +8,6 @@ use burn_gnn_graph::GraphsTuple;
 
 use super::gcn::{GcnNorm, gcn_norm};
 
-// ANCHOR: sgconvconfig
 /// Configuration of an [`SgConv`]; defaults are PyG's `SGConv`.
 #[derive(Config, Debug)]
 pub struct SgConvConfig {
@@ -26,9 +25,7 @@ pub struct SgConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: sgconvconfig
 
-// ANCHOR: sgconv
 /// SGC, [Wu et al., ICML 2019](https://arxiv.org/abs/1902.07153): `K` parameter-free GCN
 /// propagations, then one linear map: `x' = (D^-1/2 Â D^-1/2)^K x W + b`.
 ///
@@ -46,7 +43,6 @@ pub struct SgConv {
     /// See [`SgConvConfig::add_self_loops`].
     pub add_self_loops: bool,
 }
-// ANCHOR_END: sgconv
 
 impl SgConvConfig {
     /// An [`SgConv`] with Burn's default `Linear` initialisation.
@@ -77,7 +73,6 @@ impl SgConv {
     }
 }
 
-// ANCHOR: appnpconfig
 /// Configuration of an [`Appnp`] propagation.
 #[derive(Config, Debug)]
 pub struct AppnpConfig {
@@ -89,9 +84,7 @@ pub struct AppnpConfig {
     #[config(default = true)]
     pub add_self_loops: bool,
 }
-// ANCHOR_END: appnpconfig
 
-// ANCHOR: appnp
 /// APPNP propagation, [Klicpera et al., ICLR 2019](https://arxiv.org/abs/1810.05997):
 /// `h⁰ = x`, `h^{k+1} = (1 − α) D^-1/2 Â D^-1/2 h^k + α x`; returns `h^K`. No parameters: put
 /// the prediction network before it.
@@ -107,7 +100,6 @@ pub struct Appnp {
     /// See [`AppnpConfig::add_self_loops`].
     pub add_self_loops: bool,
 }
-// ANCHOR_END: appnp
 
 impl AppnpConfig {
     /// The propagation.

@@ -9,7 +9,6 @@ use burn_segment::segment_softmax;
 
 use crate::aggregation::sum_into;
 
-// ANCHOR: transformerconvconfig
 /// Configuration of a [`TransformerConv`]; defaults are PyG's `TransformerConv`.
 #[derive(Config, Debug)]
 pub struct TransformerConvConfig {
@@ -33,9 +32,7 @@ pub struct TransformerConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: transformerconvconfig
 
-// ANCHOR: transformerconv
 /// Graph transformer convolution, [Shi et al., IJCAI 2021](https://arxiv.org/abs/2009.03509):
 ///
 /// `α_ji = softmax_j((W_q x_i)ᵀ (W_k x_j) / sqrt(d_output))` per head,
@@ -63,7 +60,6 @@ pub struct TransformerConv {
     /// See [`TransformerConvConfig::concat`].
     pub concat: bool,
 }
-// ANCHOR_END: transformerconv
 
 impl TransformerConvConfig {
     /// A [`TransformerConv`] with Burn's default `Linear` initialisation.

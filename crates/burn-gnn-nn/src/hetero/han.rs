@@ -13,7 +13,6 @@ use crate::NnError;
 use crate::aggregation::sum_into;
 use crate::conv::glorot;
 
-// ANCHOR: hanconvconfig
 /// Configuration of a [`HanConv`]; defaults are PyG's `HANConv`.
 #[derive(Config, Debug)]
 pub struct HanConvConfig {
@@ -35,9 +34,7 @@ pub struct HanConvConfig {
     #[config(default = 0.0)]
     pub dropout: f64,
 }
-// ANCHOR_END: hanconvconfig
 
-// ANCHOR: hanconv
 /// Heterogeneous graph attention, [Wang et al., WWW 2019](https://arxiv.org/abs/1903.07293),
 /// as PyG's `HANConv` (each edge type is one metapath-based graph):
 ///
@@ -83,7 +80,6 @@ pub struct HanConv {
     /// LeakyReLU slope.
     pub negative_slope: f64,
 }
-// ANCHOR_END: hanconv
 
 impl HanConvConfig {
     /// A [`HanConv`] with Burn's default `Linear`s and Glorot attention vectors.

@@ -13,7 +13,6 @@ use crate::NnError;
 use crate::aggregation::sum_into;
 use crate::conv::glorot;
 
-// ANCHOR: hgtconvconfig
 /// Configuration of an [`HgtConv`]; defaults are PyG's `HGTConv`.
 #[derive(Config, Debug)]
 pub struct HgtConvConfig {
@@ -29,9 +28,7 @@ pub struct HgtConvConfig {
     #[config(default = 1)]
     pub heads: usize,
 }
-// ANCHOR_END: hgtconvconfig
 
-// ANCHOR: hgtconv
 /// Heterogeneous graph transformer, [Hu et al., WWW 2020](https://arxiv.org/abs/2003.01332),
 /// as PyG's `HGTConv`: per node type `K_t`, `Q_t`, `V_t` and `A_t` linears; per relation `r`
 /// head-wise `W^att_r`, `W^msg_r` and a prior `μ_r`. For an edge `j → i` of relation `r`,
@@ -76,7 +73,6 @@ pub struct HgtConv {
     /// Output features per node.
     pub d_output: usize,
 }
-// ANCHOR_END: hgtconv
 
 impl HgtConvConfig {
     /// An [`HgtConv`]: Burn's default `Linear`s, Glorot relation matrices, priors and skip

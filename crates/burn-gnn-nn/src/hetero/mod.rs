@@ -167,7 +167,6 @@ impl BipartiteConv for GraphConv {
     }
 }
 
-// ANCHOR: heteroconv
 /// One convolution per relation, merged per target node type: PyG's `HeteroConv`.
 ///
 /// `x'_t = merge_{r = (s, rel, t)} conv_r(x_s, x_t, edges_r)` over the relations of
@@ -193,7 +192,6 @@ pub struct HeteroConv<C: Module> {
     #[module(skip)]
     pub merge: HeteroMerge,
 }
-// ANCHOR_END: heteroconv
 
 impl<C: Module + BipartiteConv> HeteroConv<C> {
     /// A layer from `(edge type, conv)` pairs.

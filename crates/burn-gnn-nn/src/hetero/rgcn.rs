@@ -10,7 +10,6 @@ use crate::NnError;
 use crate::aggregation::sum_into;
 use crate::conv::{glorot, zeros};
 
-// ANCHOR: rgcnconvconfig
 /// Configuration of an [`RgcnConv`]; defaults are PyG's `RGCNConv`.
 #[derive(Config, Debug)]
 pub struct RgcnConvConfig {
@@ -33,9 +32,7 @@ pub struct RgcnConvConfig {
     #[config(default = true)]
     pub bias: bool,
 }
-// ANCHOR_END: rgcnconvconfig
 
-// ANCHOR: rgcnconv
 /// Relational GCN, [Schlichtkrull et al., ESWC 2018](https://arxiv.org/abs/1703.06103):
 ///
 /// `x'_i = W_0 x_i + Σ_r Σ_{j ∈ N_r(i)} (1 / |N_r(i)|) W_r x_j` (+ bias), a mean over each
@@ -67,7 +64,6 @@ pub struct RgcnConv {
     /// Output features per node.
     pub d_output: usize,
 }
-// ANCHOR_END: rgcnconv
 
 impl RgcnConvConfig {
     /// An [`RgcnConv`] with Glorot weights and a zero bias.

@@ -7,13 +7,10 @@ use burn_gnn_graph::EdgeType;
 use super::{HeteroConv, HeteroMerge};
 use crate::{Aggregation, SageConv, SageConvConfig};
 
-// ANCHOR: heterosage
 /// GraphSAGE over a heterogeneous graph: a [`HeteroConv`] of one [`SageConv`] per relation
 /// (what PyG's `to_hetero` makes of a SAGE layer).
 pub type HeteroSage = HeteroConv<SageConv>;
-// ANCHOR_END: heterosage
 
-// ANCHOR: heterosageconfig
 /// Configuration of a [`HeteroSage`] layer.
 #[derive(Config, Debug)]
 pub struct HeteroSageConfig {
@@ -30,7 +27,6 @@ pub struct HeteroSageConfig {
     #[config(default = "HeteroMerge::Sum")]
     pub merge: HeteroMerge,
 }
-// ANCHOR_END: heterosageconfig
 
 impl HeteroSageConfig {
     /// The layer, each `SageConv` with Burn's default initialisation.

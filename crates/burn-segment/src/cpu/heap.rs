@@ -20,13 +20,10 @@
 /// (`mallopt(M_TRIM_THRESHOLD, -1)`), for the rest of the process. Returns whether it applied
 /// (`false` on other platforms and C libraries, where it does nothing).
 ///
-/// Call it once, early in a program that trains on large graphs on the CPU. One layer's
-/// forward and backward over 1e7 edges on a 2-core machine (the `gnn` bench, without and with
-/// it, two runs each): GCN 1.64 / 1.68 → 1.41 / 1.27 s, GAT 4.34 / 4.48 → 3.63 / 3.33 s,
-/// GraphSAGE 1.42 / 1.50 → 1.03 / 1.02 s on an Erdős–Rényi graph, and 1.04 / 1.05 → 0.78 /
-/// 0.66 s, 3.11 / 3.15 → 2.29 / 2.16 s, 1.28 / 1.27 → 0.84 / 0.77 s on a small-world graph
-/// whose edges are mostly local (see the book's backends chapter); within the noise at 1e6
-/// edges and below, where glibc reuses freed blocks (under 32 MiB) anyway. The price is memory:
+/// Call it once, early in a program that trains on large graphs on the CPU: each step then
+/// reuses the previous step's memory instead of faulting fresh pages in (a layer's step over
+/// 1e7 edges ran 15–35 % faster in the `gnn` bench; the book's performance chapter has the
+/// figures). Below 32 MiB per tensor glibc reuses freed blocks anyway. The price is memory:
 /// the process keeps its peak heap for good (that bench's peak resident size rose from 3.0 to
 /// 3.9 GB), and freed blocks in the middle of the heap are reused only by allocations that fit
 /// in them. It changes how memory is obtained, never what any op computes. Blocks over 64 MiB

@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use burn::tensor::DType;
 
-use super::CpuElem;
 use super::kernels::{CsrPlan, IdElem};
+use super::tensor::CpuElem;
 
 /// The default capacity of the plan cache: 512 MiB, which holds the two plans of a training
 /// step on a graph of about 15 million edges and `E / 10` nodes with i64 ids even when neither
@@ -390,15 +390,15 @@ mod wiring {
         let ids: Vec<i64> = (0..1000).map(|i| (i * 7919) % 313).collect();
         let tensor =
             |ids: &[i64]| FlexTensor::from_data(TensorData::new(ids.to_vec(), [ids.len()]));
-        let first = super::super::plan(&tensor(&ids), 313);
-        let again = super::super::plan(&tensor(&ids), 313);
+        let first = super::super::ops::plan(&tensor(&ids), 313);
+        let again = super::super::ops::plan(&tensor(&ids), 313);
         assert!(
             Arc::ptr_eq(&first, &again),
             "the same ids reuse the cached plan"
         );
         let mut edited = ids.clone();
         edited[500] = 0;
-        let other = super::super::plan(&tensor(&edited), 313);
+        let other = super::super::ops::plan(&tensor(&edited), 313);
         assert!(!Arc::ptr_eq(&first, &other));
         let want = CsrPlan::new(&edited, 313);
         assert_eq!((&other.offsets, &other.order), (&want.offsets, &want.order));

@@ -47,9 +47,8 @@ fn fold_row<T: Elem, A: ArgIndex, const MAX: bool>(val: &mut [T], arg: &mut [A],
     }
 }
 
-/// The instruction set of the extreme kernels: AVX-512 measured 5-10 % slower than AVX2 here
-/// (segment bench, max at 1e6 and 1e7 rows on an AMD EPYC), so the blends stay 8 lanes wide;
-/// the AVX-512 copy is tested all the same.
+/// The instruction set of the extreme kernels: AVX2, as 16-lane blends ran slower than 8-lane
+/// ones in the segment bench; the AVX-512 copy is tested all the same.
 pub fn extreme_simd() -> Simd {
     Simd::detect().at_most(Level::Avx2)
 }

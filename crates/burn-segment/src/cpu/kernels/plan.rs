@@ -206,12 +206,10 @@ pub(super) const GATHER_PREFETCH_DISTANCE: usize = 16;
 pub(super) const TO_L1: i32 = 3;
 /// Prefetch into the second-level cache and beyond, not the first (x86's `T2` hint).
 ///
-/// The reductions over unsorted ids read whole rows at random positions, a prefetch per 64
-/// bytes, and a first-level prefetch holds one of the core's few line-fill buffers until its
-/// line arrives: profiles of `segment_sum` found half its time stalled on the prefetch
-/// instructions. Prefetching into the second level measured 10-25 % faster for sum and max
-/// there (an Intel Xeon, 1e6 and 1e7 rows); `spmm`'s gathers measured no faster with it and
-/// stay on [`TO_L1`].
+/// The reductions over unsorted ids prefetch whole rows, one per 64 bytes, and a first-level
+/// prefetch holds one of the core's few line-fill buffers until its line arrives; into the
+/// second level they stall less (faster for sum and max in the segment bench, see
+/// `benches/RESULTS.md`). `spmm`'s gathers gained nothing from it and stay on [`TO_L1`].
 pub(super) const TO_L2: i32 = 1;
 #[cfg(target_arch = "x86_64")]
 const _: () =

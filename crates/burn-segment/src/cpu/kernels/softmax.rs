@@ -117,8 +117,8 @@ unsafe fn softmax_segment<T: FloatElem>(
         }
     };
     match src {
-        // `src`'s rows are prefetched into every level (into the second only, this measured 10 %
-        // slower at 1e7 unsorted rows), `out`'s own rows into the second (see `TO_L2`).
+        // `src`'s rows into every level (the second only ran slower in the segment bench),
+        // `out`'s own rows into the second (see `TO_L2`).
         Some(src) => plan.for_rows_prefetch_to::<TO_L1, T>(s, src, d, |r| {
             let x = &src[r * d..(r + 1) * d];
             fold(shift, x);

@@ -1,0 +1,192 @@
+//! The reductions on CPU tensors: ids planned (or found in the plan cache) and checked, data
+//! read as slices, the slice kernels run, the outputs made tensors.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use burn::tensor::{DType, Shape};
+
+use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem};
+use super::plan_cache;
+use super::simd::Simd;
+use super::tensor::{CpuElem, CpuTensor};
+use crate::backend::flat_rows;
+use crate::{SegmentExtreme, SegmentReduction};
+
+/// The CSR plan of a 1-D id tensor (i32 or i64), from the plan cache when these ids were
+/// planned before.
+pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> Arc<CsrPlan> {
+    match ids.dtype() {
+        DType::I64 => plan_cache::plan(&ids.values::<i64>(), num_segments),
+        DType::I32 => plan_cache::plan(&ids.values::<i32>(), num_segments),
+        other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
+    }
+}
+
+/// Whether the CPU kernels handle this data dtype (others take the composite default).
+pub(super) fn supports(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::F64 | DType::I32 | DType::I64)
+}
+
+pub(super) fn check_len(e: usize, ids_len: usize) {
+    assert_eq!(
+        e, ids_len,
+        "burn-segment: data has {e} rows but segment_ids has {ids_len} entries"
+    );
+}
+
+/// Sum / product / max / min, values only.
+pub(super) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReduction) -> T {
+    match op {
+        SegmentReduction::Max => return extreme(data, ids, n, SegmentExtreme::Max).0,
+        SegmentReduction::Min => return extreme(data, ids, n, SegmentExtreme::Min).0,
+        _ => {}
+    }
+    let (e, d, out_shape) = flat_rows(&data.shape(), n);
+    check_len(e, ids.shape()[0]);
+    let prod = op == SegmentReduction::Prod;
+    let plan = plan(&ids, n);
+    fn go<E: CpuElem + Elem, T: CpuTensor>(
+        data: &T,
+        d: usize,
+        p: &CsrPlan,
+        prod: bool,
+        s: Shape,
+    ) -> T {
+        T::from_out(
+            kernels::reduce_add_mul(Simd::detect(), T::ALLOC, &data.values::<E>(), d, p, prod),
+            s,
+        )
+    }
+    match data.dtype() {
+        DType::F32 => go::<f32, T>(&data, d, &plan, prod, out_shape),
+        DType::F64 => go::<f64, T>(&data, d, &plan, prod, out_shape),
+        DType::I32 => go::<i32, T>(&data, d, &plan, prod, out_shape),
+        DType::I64 => go::<i64, T>(&data, d, &plan, prod, out_shape),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
+    }
+}
+
+/// Max / min with the row that attains it; the argument tensor has the ids' dtype.
+pub(super) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExtreme) -> (T, T) {
+    let (e, d, out_shape) = flat_rows(&data.shape(), n);
+    check_len(e, ids.shape()[0]);
+    let plan = plan(&ids, n);
+    fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
+        data: &T,
+        d: usize,
+        plan: &CsrPlan,
+        which: SegmentExtreme,
+        shape: Shape,
+    ) -> (T, T) {
+        let simd = kernels::extreme_simd();
+        let (v, a) =
+            kernels::reduce_extreme::<E, I>(simd, T::ALLOC, &data.values::<E>(), d, plan, which);
+        (T::from_out(v, shape.clone()), T::from_out(a, shape))
+    }
+    macro_rules! by_id {
+        ($e:ty) => {
+            match ids.dtype() {
+                DType::I32 => go::<$e, i32, T>(&data, d, &plan, which, out_shape),
+                _ => go::<$e, i64, T>(&data, d, &plan, which, out_shape),
+            }
+        };
+    }
+    match data.dtype() {
+        DType::F32 => by_id!(f32),
+        DType::F64 => by_id!(f64),
+        DType::I32 => by_id!(i32),
+        DType::I64 => by_id!(i64),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
+    }
+}
+
+/// Segment softmax, `[E, ...] -> [E, ...]`.
+pub(super) fn softmax<T: CpuTensor>(data: T, ids: T, n: usize) -> T {
+    let shape = data.shape();
+    let (e, d, _) = flat_rows(&shape, n);
+    check_len(e, ids.shape()[0]);
+    let plan = plan(&ids, n);
+    // In place where the input's buffer is this call's alone (nothing else sees it change).
+    fn go<E: CpuElem + FloatElem, T: CpuTensor>(
+        mut data: T,
+        d: usize,
+        plan: &CsrPlan,
+        s: Shape,
+    ) -> T {
+        if let Some(values) = data.values_mut::<E>() {
+            kernels::softmax_in_place(values, d, plan);
+            return data;
+        }
+        T::from_out(kernels::softmax(T::ALLOC, &data.values::<E>(), d, plan), s)
+    }
+    match data.dtype() {
+        DType::F32 => go::<f32, T>(data, d, &plan, shape),
+        DType::F64 => go::<f64, T>(data, d, &plan, shape),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU softmax kernel"),
+    }
+}
+
+/// Rows per segment, in the ids' dtype.
+pub(super) fn count<T: CpuTensor>(ids: T, n: usize) -> T {
+    let plan = plan(&ids, n);
+    match ids.dtype() {
+        DType::I32 => T::from_values(kernels::count::<i32>(&plan), Shape::from([n])),
+        _ => T::from_values(kernels::count::<i64>(&plan), Shape::from([n])),
+    }
+}
+
+/// The position and value of the first id outside `0..n`, if any: one branch-free pass (an
+/// unsigned comparison also catches negative ids), and a search for the position only when
+/// something is out of range.
+fn first_out_of_range<I: CpuElem + Into<i64>>(ids: &[I], n: usize) -> Option<(usize, i64)> {
+    if !ids.iter().any(|&i| Into::<i64>::into(i) as u64 >= n as u64) {
+        return None;
+    }
+    ids.iter()
+        .map(|&i| i.into())
+        .enumerate()
+        .find(|&(_, i)| i < 0 || i >= n as i64)
+}
+
+/// Panics naming the first id outside `0..n` (the CPU contract for bad ids).
+pub(super) fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
+    let bad = match ids.dtype() {
+        DType::I32 => first_out_of_range(&ids.values::<i32>(), n),
+        _ => first_out_of_range(&ids.values::<i64>(), n),
+    };
+    if let Some((pos, id)) = bad {
+        panic!(
+            "burn-segment: segment id {id} at position {pos} is out of range for num_segments = {n}"
+        );
+    }
+}
+
+/// The entries of a 1-D index tensor as `usize`, each checked to lie in `0..n`: borrowed from
+/// the tensor for contiguous i64 indices on 64-bit targets (no copy), converted otherwise.
+///
+/// # Panics
+/// Naming the first index outside `0..n`, its position, and `what` it indexes.
+pub(super) fn index_list<'a, T: CpuTensor>(ids: &'a T, n: usize, what: &str) -> Cow<'a, [usize]> {
+    fn check<I: CpuElem + Into<i64>>(ids: &[I], n: usize, what: &str) {
+        if let Some((pos, i)) = first_out_of_range(ids, n) {
+            panic!("burn-segment: {what} index {i} at position {pos} is out of range for {n} rows");
+        }
+    }
+    match ids.dtype() {
+        DType::I32 => {
+            let v = ids.values::<i32>();
+            check(&v, n, what);
+            Cow::Owned(v.iter().map(|&i| i as usize).collect())
+        }
+        _ => {
+            let v = ids.values::<i64>();
+            check(&v, n, what);
+            match v {
+                #[cfg(target_pointer_width = "64")]
+                Cow::Borrowed(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+                v => Cow::Owned(v.iter().map(|&i| i as usize).collect()),
+            }
+        }
+    }
+}
