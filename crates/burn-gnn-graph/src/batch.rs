@@ -2,7 +2,7 @@
 
 use burn::tensor::{Int, Tensor};
 
-use crate::feature::{gather_rows, unless_empty};
+use crate::compat::{gather_rows, unless_empty};
 use crate::graphs_tuple::{host_ints, index_tensor};
 use crate::{FeatureSet, FeatureSetKind, GraphError, GraphsTuple};
 

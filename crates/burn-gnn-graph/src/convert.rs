@@ -148,7 +148,7 @@ impl GraphsTuple {
             .unwrap_or_else(|| Tensor::ones([self.sum_n_edge()], &device));
         if n == 0 || self.sum_n_edge() == 0 {
             // No edges: a scatter with an empty index corrupts later ops on wgpu (see
-            // `feature::gather_rows`); Burn 0.22's reshape of `[0]` into `[0, 0]` panics.
+            // `compat`); Burn 0.22's reshape of `[0]` into `[0, 0]` panics.
             return Tensor::zeros([n, n], (&device, weights.dtype()));
         }
         let flat = self

@@ -8,6 +8,7 @@ use burn::tensor::{Bool, DType, Device, Float, Int, Tensor, TensorData};
 use burn_segment::{SegmentKind, segment_max, segment_mean, segment_min, segment_sum};
 
 use crate::GraphError;
+use crate::compat::gather_rows;
 
 /// One feature tensor; its leading dimension (dim 0) indexes nodes, edges or graphs.
 ///
@@ -98,31 +99,6 @@ fn reduce<const D: usize, K: SegmentKind>(
         EdgeReduce::Min => segment_min(t, ids, n),
         EdgeReduce::Mean => unreachable!("mean is float-only and handled by the caller"),
     }
-}
-
-/// The rows of `t` at `indices`: `t.select(0, indices)`, except that an empty `indices` gives an
-/// empty tensor without launching anything. On Burn 0.22's wgpu backend (through Fusion) a
-/// `select` with an empty index corrupts the results of later, unrelated ops (seen: `[0] + [0]`
-/// reading `[7]`), which graphs without edges trigger; gather with this instead.
-///
-/// # Shapes
-/// `t: [N, ...]`, `indices: [E]` -> `[E, ...]`.
-pub fn gather_rows<const D: usize, K: Basic>(
-    t: Tensor<D, K>,
-    indices: Tensor<1, Int>,
-) -> Tensor<D, K> {
-    if indices.dims()[0] == 0 {
-        return t.slice(0..0);
-    }
-    t.select(0, indices)
-}
-
-/// Elementwise `f(t)` on an index tensor, skipped when it is empty (see [`gather_rows`]).
-pub(crate) fn unless_empty(
-    t: Tensor<1, Int>,
-    f: impl FnOnce(Tensor<1, Int>) -> Tensor<1, Int>,
-) -> Tensor<1, Int> {
-    if t.dims()[0] == 0 { t } else { f(t) }
 }
 
 fn zero_rows_t<const D: usize, K: Basic>(t: Tensor<D, K>, keep: Tensor<1, Bool>) -> Tensor<D, K> {

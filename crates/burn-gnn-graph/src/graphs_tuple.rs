@@ -368,7 +368,7 @@ impl GraphsTuple {
     /// Incoming edges per node, `[sum_n_node]` Int.
     pub fn in_degree(&self) -> Tensor<1, Int> {
         if self.sum_n_edge() == 0 {
-            // No scatter on an empty index (see `feature::gather_rows`).
+            // No scatter on an empty index (see `compat`).
             return Tensor::zeros([self.sum_n_node()], &self.device());
         }
         segment_count(self.receivers.clone(), self.sum_n_node())
@@ -376,7 +376,7 @@ impl GraphsTuple {
     /// Outgoing edges per node, `[sum_n_node]` Int.
     pub fn out_degree(&self) -> Tensor<1, Int> {
         if self.sum_n_edge() == 0 {
-            // No scatter on an empty index (see `feature::gather_rows`).
+            // No scatter on an empty index (see `compat`).
             return Tensor::zeros([self.sum_n_node()], &self.device());
         }
         segment_count(self.senders.clone(), self.sum_n_node())

@@ -29,6 +29,7 @@
 
 mod batch;
 mod builder;
+mod compat;
 mod convert;
 mod data;
 mod error;
@@ -44,10 +45,11 @@ mod transform;
 
 pub use batch::batch;
 pub use builder::GraphsTupleBuilder;
+pub use compat::gather_rows;
 pub use convert::Csr;
 pub use data::{FeatureData, FeatureSetData, FeatureValues, GraphData};
 pub use error::{FeatureSetKind, GraphError};
-pub use feature::{EdgeReduce, Feature, FeatureSet, gather_rows};
+pub use feature::{EdgeReduce, Feature, FeatureSet};
 pub use graphs_tuple::GraphsTuple;
 pub use hetero::{
     EDGE_TYPE, EdgeSet, EdgeSetData, EdgeType, HeteroGraph, HeteroGraphBuilder, HeteroGraphData,

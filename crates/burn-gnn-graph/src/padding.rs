@@ -2,7 +2,7 @@
 
 use burn::tensor::{Bool, Int, Tensor};
 
-use crate::feature::gather_rows;
+use crate::compat::gather_rows;
 use crate::graphs_tuple::index_tensor;
 use crate::{GraphError, GraphsTuple};
 

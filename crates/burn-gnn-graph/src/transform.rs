@@ -6,7 +6,7 @@
 
 use burn::tensor::{Device, Int, Tensor};
 
-use crate::feature::{gather_rows, unless_empty};
+use crate::compat::{gather_rows, unless_empty};
 use crate::graphs_tuple::{host_ints, index_tensor};
 use crate::{EdgeReduce, Feature, FeatureSet, GraphError, GraphsTuple};
 

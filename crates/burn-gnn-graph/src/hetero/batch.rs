@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use burn::tensor::{Bool, Int, Tensor, TensorData};
 
 use super::{EdgeSet, EdgeType, HeteroGraph, NodeSet, prefix};
-use crate::feature::unless_empty;
+use crate::compat::unless_empty;
 use crate::graphs_tuple::{host_ints, index_tensor};
 use crate::{FeatureSet, GraphError};
 

@@ -7,5 +7,5 @@ mod graph_network;
 mod harness;
 mod hetero;
 mod hetero_reference;
-mod reference;
-mod reference2;
+mod paper_layers;
+mod zoo_layers;

@@ -23,6 +23,7 @@
 //! per edge and head, and `attention_softmax` one logits kernel before the softmax kernels, its
 //! backward the segment-sum kernels and one gradient kernel (see the `fused` module).
 
+mod attention;
 mod csr;
 mod fused;
 mod ops;
@@ -61,6 +62,12 @@ pub fn wgpu_kernel_calls() -> usize {
 
 fn called() {
     CALLS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The two dims of a rank-2 tensor.
+fn dims2(t: &CubeTensor) -> [usize; 2] {
+    let shape = t.meta.shape();
+    [shape[0], shape[1]]
 }
 
 /// Launch geometry for one unit per element of `units`.
@@ -265,7 +272,7 @@ impl SegmentBackend for CubeBackend {
                 negative_slope,
             );
         }
-        fused::attention_softmax(src, dst, bias, senders, receivers, negative_slope)
+        attention::attention_softmax(src, dst, bias, senders, receivers, negative_slope)
     }
 
     fn segment_attention_backward(
@@ -293,7 +300,7 @@ impl SegmentBackend for CubeBackend {
                 negative_slope,
             );
         }
-        fused::attention_backward(
+        attention::attention_backward(
             src,
             dst,
             bias,

@@ -1,5 +1,6 @@
-//! Each layer against a plain-Rust f64 reference on small graphs, with the layer's own
-//! (randomly initialised) parameters read back.
+//! The layers of the papers the zoo starts from (GCN, GraphSAGE, GIN, GAT) against plain-Rust
+//! f64 references on small graphs, with the layer's own (randomly initialised) parameters read
+//! back.
 
 use burn::tensor::Tensor;
 use burn_gnn_nn::{GatConvConfig, GatInput, GcnConvConfig, GinConvConfig, SageConvConfig};

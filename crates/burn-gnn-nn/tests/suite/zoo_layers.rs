@@ -1,5 +1,6 @@
-//! The second batch of layers against plain-Rust f64 references (same graph and conventions as
-//! `reference.rs`).
+//! The rest of the zoo against plain-Rust f64 references: the propagation layers (SGC, APPNP,
+//! ChebConv, GraphConv), the edge-MLP layers (GINE, EdgeConv) and the attention layers (GATv2,
+//! TransformerConv, bipartite GAT), on the graphs and conventions of `paper_layers.rs`.
 
 use burn::tensor::Tensor;
 use burn_gnn_nn::{
@@ -8,7 +9,7 @@ use burn_gnn_nn::{
 };
 
 use crate::common::*;
-use crate::reference::{add_bias, gcn_dense, looped_graph, matmul, test_graph};
+use crate::paper_layers::{add_bias, gcn_dense, looped_graph, matmul, test_graph};
 
 fn lin(x: &[f64], l: &burn::nn::Linear, rows: usize) -> Vec<f64> {
     let [d_in, d_out] = l.weight.dims();
