@@ -100,6 +100,13 @@ pub struct NodeArgs {
     /// Dense input features instead of the sparse first layer.
     #[arg(long)]
     pub dense: bool,
+    /// Continue a killed run from its last save in `<out>/resume/` (the same flags, or it is
+    /// refused); without a save, start afresh.
+    #[arg(long, conflicts_with = "eval_only")]
+    pub resume: bool,
+    /// Save the state `--resume` continues from every N epochs.
+    #[arg(long, default_value_t = 10, value_parser = at_least::<1>)]
+    pub checkpoint_every: usize,
 }
 
 impl NodeArgs {

@@ -8,13 +8,14 @@ pub mod large;
 pub mod plot;
 pub mod progress;
 pub mod record;
+pub mod resume;
 
 use std::path::Path;
 use std::time::Instant;
 
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::{DownloadEvent, Planetoid};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 pub use cli::{Backend, Dataset, NodeArgs};
 pub use progress::Progress;
 pub use record::{Outputs, SeedResult, Summary, load_checkpoint, verify_checkpoint};
+pub use resume::{Resume, RunKey, RunState, SeedProgress};
 
 /// Prints `msg` and exits with status 1 (2 for usage errors).
 pub fn exit_with(code: i32, msg: impl std::fmt::Display) -> ! {
@@ -205,23 +207,28 @@ pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {
     )
 }
 
-/// Trains `model` for one seed; returns the kept model (see [`Stopping`]), its figures and the
-/// per-epoch rows. `bar` shows progress.
+/// Trains one seed from `progress` on (a fresh [`SeedProgress`] or a resumed one), with
+/// `model`, `optim` and `kept` as they were then; returns the kept model (see [`Stopping`]),
+/// its figures and the per-epoch rows. Every epoch's dropout draws come from a seed of their
+/// own, so a resumed seed continues exactly. `save` is called every `every` epochs; `bar`
+/// shows progress.
+#[allow(clippy::too_many_arguments)]
 pub fn train_seed<M: NodeClassifier>(
-    mut model: M,
-    seed: u64,
+    (mut model, mut optim, mut kept): (M, ModuleOptimizer, M),
+    mut progress: SeedProgress,
     setup: &Setup,
     p: &Prepared,
+    train_dev: &Device,
+    every: usize,
     bar: &mut Progress,
+    mut save: impl FnMut(&SeedProgress, (&M, &ModuleOptimizer, &M)),
 ) -> (M, SeedResult, Vec<EpochRow>) {
     let start = Instant::now();
     let loss_fn = CrossEntropyLossConfig::new().init(&p.x.device());
-    let mut optim = AdamConfig::new().init();
-    let (mut acc_max, mut loss_min) = (f64::MIN, f64::MAX);
-    let mut since_best = 0;
-    let mut rows: Vec<EpochRow> = Vec::new();
-    let mut kept = (model.clone(), 0usize, 0.0, f64::MAX, 0.0);
-    for epoch in 1..=setup.epochs {
+    let seed = progress.seed;
+    bar.set(progress.epoch as u64, "");
+    for epoch in progress.epoch + 1..=setup.epochs {
+        train_dev.seed(epoch_seed(seed, epoch));
         // ANCHOR: step
         let logits = match &p.sparse {
             Some((x, _)) => model.logits_sparse(x, &p.graph),
@@ -238,7 +245,7 @@ pub fn train_seed<M: NodeClassifier>(
 
         let eval = model.valid();
         let (val_loss, val_acc, test_acc) = evaluate(&eval, p);
-        rows.push(EpochRow {
+        progress.rows.push(EpochRow {
             seed,
             epoch,
             train_loss,
@@ -247,36 +254,40 @@ pub fn train_seed<M: NodeClassifier>(
             val_acc,
             test_acc,
         });
+        progress.epoch = epoch;
         bar.set(
             epoch as u64,
             format!("loss {train_loss:.3}  val acc {val_acc:.3}  val loss {val_loss:.3}"),
         );
+        let figures = (epoch, val_acc, val_loss, test_acc);
+        let pr = &mut progress;
         let stop = match setup.stopping {
             // ANCHOR: stopping
             Stopping::GatReference { patience } => {
-                if val_acc >= acc_max || val_loss <= loss_min {
-                    if val_acc >= acc_max && val_loss <= loss_min {
-                        kept = (eval, epoch, val_acc, val_loss, test_acc);
+                if val_acc >= pr.acc_max || val_loss <= pr.loss_min {
+                    if val_acc >= pr.acc_max && val_loss <= pr.loss_min {
+                        (kept, pr.kept) = (eval, figures);
                     }
-                    acc_max = acc_max.max(val_acc);
-                    loss_min = loss_min.min(val_loss);
-                    since_best = 0;
+                    pr.acc_max = pr.acc_max.max(val_acc);
+                    pr.loss_min = pr.loss_min.min(val_loss);
+                    pr.since_best = 0;
                     false
                 } else {
-                    since_best += 1;
-                    since_best >= patience
+                    pr.since_best += 1;
+                    pr.since_best >= patience
                 }
             }
             // ANCHOR_END: stopping
             Stopping::BestValAcc => {
-                if val_acc > acc_max {
-                    acc_max = val_acc;
-                    kept = (eval, epoch, val_acc, val_loss, test_acc);
+                if val_acc > pr.acc_max {
+                    pr.acc_max = val_acc;
+                    (kept, pr.kept) = (eval, figures);
                 }
                 false
             }
             Stopping::KipfWindow { window } => {
-                kept = (eval, epoch, val_acc, val_loss, test_acc);
+                (kept, pr.kept) = (eval, figures);
+                let rows = &pr.rows;
                 epoch > window && {
                     let prev = &rows[rows.len() - 1 - window..rows.len() - 1];
                     val_loss > prev.iter().map(|r| r.val_loss).sum::<f64>() / window as f64
@@ -286,19 +297,29 @@ pub fn train_seed<M: NodeClassifier>(
         if stop {
             break;
         }
+        if epoch % every == 0 && epoch < setup.epochs {
+            let mut snapshot = progress.clone();
+            snapshot.seconds += start.elapsed().as_secs_f64();
+            save(&snapshot, (&model, &optim, &kept));
+        }
     }
-    let (kept_model, best_epoch, val_acc, val_loss, test_acc) = kept;
+    let (kept_epoch, val_acc, val_loss, test_acc) = progress.kept;
     let result = SeedResult {
         seed,
-        kept_epoch: best_epoch,
-        epochs_run: rows.len(),
+        kept_epoch,
+        epochs_run: progress.rows.len(),
         val_acc,
         val_loss,
         test_acc,
-        seconds: start.elapsed().as_secs_f64(),
+        seconds: progress.seconds + start.elapsed().as_secs_f64(),
         checkpoint: None,
     };
-    (kept_model, result, rows)
+    (kept, result, progress.rows)
+}
+
+/// The seed of epoch `epoch`'s random draws in seed `seed`'s run.
+fn epoch_seed(seed: u64, epoch: usize) -> u64 {
+    seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ epoch as u64
 }
 
 /// Runs a node-classification example: either `--eval-only` on a checkpoint, or training over
@@ -338,32 +359,79 @@ pub fn run_node_classification<M: NodeClassifier>(
     }
     let outputs = Outputs::create(args.out_dir(example));
     let train_dev = base.clone().autodiff();
-    let (mut results, mut all_rows) = (Vec::new(), Vec::new());
+    let resume = Resume::new(&outputs.dir);
+    let key = RunKey {
+        example: example.into(),
+        dataset: data.name.clone(),
+        backend: args.backend,
+        setup,
+        seeds: args.seeds,
+        dense: args.dense,
+    };
+    let saved = if args.resume {
+        resume.load(&key)
+    } else {
+        resume.clear();
+        None
+    };
+    let mut run = saved.unwrap_or_else(|| RunState {
+        key,
+        done: Vec::new(),
+        done_rows: Vec::new(),
+        current: None,
+        seconds: 0.0,
+    });
+    if args.resume {
+        let at = run.current.as_ref().map_or(0, |c| c.epoch);
+        println!("resuming at seed {}, epoch {at}", run.done.len());
+    }
     let run_start = Instant::now();
-    for seed in 0..args.seeds {
+    for seed in run.done.len() as u64..args.seeds {
         train_dev.seed(seed);
         let model = make(&data, &train_dev);
+        let (tensors, progress) = match run.current.take() {
+            Some(progress) => (resume.restore(model.clone(), model), progress),
+            None => (
+                (model.clone(), AdamConfig::new().init(), model),
+                SeedProgress::new(seed),
+            ),
+        };
         let mut bar = Progress::new(
             setup.epochs as u64,
             format!("seed {}/{}", seed + 1, args.seeds),
         );
-        let (kept, mut r, rows) = train_seed(model, seed, &setup, &p, &mut bar);
+        let save = |progress: &SeedProgress, tensors: (&M, &ModuleOptimizer, &M)| {
+            resume.save(&run, progress, tensors)
+        };
+        let (kept, mut r, rows) = train_seed(
+            tensors,
+            progress,
+            &setup,
+            &p,
+            &train_dev,
+            args.checkpoint_every,
+            &mut bar,
+            save,
+        );
         bar.finish(format!(
             "kept epoch {} of {}: val acc {:.3}, test acc {:.3}",
             r.kept_epoch, r.epochs_run, r.val_acc, r.test_acc
         ));
-        r.checkpoint = Some(outputs.save_model(kept, seed));
-        results.push(r);
-        all_rows.extend(rows);
+        r.checkpoint = Some(outputs.save_model(kept.clone(), seed));
+        run.done.push(r);
+        run.done_rows.extend(rows);
+        if seed + 1 < args.seeds {
+            // The next seed starts from its initial model: the state alone says where.
+            resume.save_between_seeds(&run);
+        }
     }
-    let summary = Summary::new(
-        example,
-        &data.name,
-        args.backend,
-        &setup,
-        results,
-        run_start.elapsed().as_secs_f64(),
-    );
+    let seconds = run.seconds + run_start.elapsed().as_secs_f64();
+    let summary = Summary::new(example, &data.name, args.backend, &setup, run.done, seconds);
     summary.print(paper);
-    outputs.write_all(&format!("{example} on {}", data.name), &summary, &all_rows);
+    outputs.write_all(
+        &format!("{example} on {}", data.name),
+        &summary,
+        &run.done_rows,
+    );
+    resume.clear();
 }
