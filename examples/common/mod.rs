@@ -381,11 +381,18 @@ pub fn run_node_classification<M: NodeClassifier>(
         current: None,
         seconds: 0.0,
     });
-    if args.resume {
-        let at = run.current.as_ref().map_or(0, |c| c.epoch);
-        println!("resuming at seed {}, epoch {at}", run.done.len());
-    }
     let run_start = Instant::now();
+    if args.resume && run.done.is_empty() && run.current.is_none() {
+        println!(
+            "nothing to resume in {}: starting afresh",
+            outputs.dir.display()
+        );
+    } else if args.resume {
+        let epoch = run.current.as_ref().map_or(0, |c| c.epoch);
+        println!("resuming at seed {}, epoch {epoch}", run.done.len());
+    }
+    // Training time of this run so far, earlier processes included.
+    let seconds = |run: &RunState| run.seconds + run_start.elapsed().as_secs_f64();
     for seed in run.done.len() as u64..args.seeds {
         train_dev.seed(seed);
         let model = make(&data, &train_dev);
@@ -401,7 +408,7 @@ pub fn run_node_classification<M: NodeClassifier>(
             format!("seed {}/{}", seed + 1, args.seeds),
         );
         let save = |progress: &SeedProgress, tensors: (&M, &ModuleOptimizer, &M)| {
-            resume.save(&run, progress, tensors)
+            resume.save(&run, seconds(&run), progress, tensors)
         };
         let (kept, mut r, rows) = train_seed(
             tensors,
@@ -422,10 +429,10 @@ pub fn run_node_classification<M: NodeClassifier>(
         run.done_rows.extend(rows);
         if seed + 1 < args.seeds {
             // The next seed starts from its initial model: the state alone says where.
-            resume.save_between_seeds(&run);
+            resume.save_between_seeds(&run, seconds(&run));
         }
     }
-    let seconds = run.seconds + run_start.elapsed().as_secs_f64();
+    let seconds = seconds(&run);
     let summary = Summary::new(example, &data.name, args.backend, &setup, run.done, seconds);
     summary.print(paper);
     outputs.write_all(

@@ -115,15 +115,17 @@ impl Resume {
         (model, optim, load_checkpoint(kept, &dir.join("kept.bpk")))
     }
 
-    /// Saves `run` with `progress` as its seed in progress, and the tensors that go with it.
+    /// Saves `run`, `seconds` into it, with `progress` as its seed in progress, and the tensors
+    /// that go with it.
     pub fn save<M: Module>(
         &self,
         run: &RunState,
+        seconds: f64,
         progress: &SeedProgress,
         (model, optim, kept): (&M, &ModuleOptimizer, &M),
     ) {
         let mut state = run.clone();
-        state.current = Some(progress.clone());
+        (state.current, state.seconds) = (Some(progress.clone()), seconds);
         self.write(&state, |tmp| {
             model
                 .clone()
@@ -136,9 +138,14 @@ impl Resume {
         });
     }
 
-    /// Saves `run` between two seeds: the next one starts from its initial model.
-    pub fn save_between_seeds(&self, run: &RunState) {
-        self.write(run, |_| Ok(()));
+    /// Saves `run`, `seconds` into it, between two seeds: the next one starts from its initial
+    /// model.
+    pub fn save_between_seeds(&self, run: &RunState, seconds: f64) {
+        let state = RunState {
+            seconds,
+            ..run.clone()
+        };
+        self.write(&state, |_| Ok(()));
     }
 
     /// Writes `state` and what `tensors` writes into a fresh directory that then replaces the
