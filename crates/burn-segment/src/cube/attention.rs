@@ -5,9 +5,10 @@
 
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::backend::ops::FloatTensorOps;
-use burn::tensor::{DType, Shape};
+use burn::tensor::{DType, FloatDType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use cubecl::prelude::*;
+use cubecl::{CubeCount, CubeDim};
 
 use super::csr::in_range;
 use super::{called, dims2, full, grid};
@@ -91,6 +92,72 @@ pub fn attention_logits<I: Int>(
     out[ABSOLUTE_POS] = logit;
 }
 
+/// What both attention kernels read: the node scores, the bias and the edges, contiguous, with
+/// their sizes.
+struct Scores {
+    src: CubeTensor,
+    dst: CubeTensor,
+    bias: CubeTensor,
+    senders: CubeTensor,
+    receivers: CubeTensor,
+    n_src: usize,
+    n_dst: usize,
+    heads: usize,
+    bias_width: usize,
+    edges: usize,
+}
+
+impl Scores {
+    fn new(
+        src: CubeTensor,
+        dst: CubeTensor,
+        bias: CubeTensor,
+        senders: CubeTensor,
+        receivers: CubeTensor,
+    ) -> Scores {
+        let ([n_src, heads], [n_dst, _], [_, bias_width]) =
+            (dims2(&src), dims2(&dst), dims2(&bias));
+        let edges = senders.meta.shape()[0];
+        Scores {
+            src: into_contiguous(src),
+            dst: into_contiguous(dst),
+            bias: into_contiguous(bias),
+            senders: into_contiguous(senders),
+            receivers: into_contiguous(receivers),
+            n_src,
+            n_dst,
+            heads,
+            bias_width,
+            edges,
+        }
+    }
+
+    /// An unwritten `[E, H]` f32 output.
+    fn output(&self) -> CubeTensor {
+        let shape = Shape::new([self.edges, self.heads]);
+        burn_cubecl::CubeBackend::float_empty(shape, &self.src.device, FloatDType::F32)
+    }
+
+    /// The launch geometry (one unit per edge and head) and the id type.
+    fn launch(&self) -> (CubeCount, CubeDim, ElemType) {
+        let (count, dim) = grid(&self.src, self.edges * self.heads);
+        (count, dim, dtype_to_storage_type(self.senders.dtype))
+    }
+}
+
+/// Zeros `[E, H]` when there are no edges or heads (or, `or_receivers`, no receivers): nothing
+/// is launched, not even a copy.
+fn nothing_to_do(
+    src: &CubeTensor,
+    dst: &CubeTensor,
+    senders: &CubeTensor,
+    or_receivers: bool,
+) -> Option<CubeTensor> {
+    let ([_, heads], [n_dst, _], edges) = (dims2(src), dims2(dst), senders.meta.shape()[0]);
+    let nothing = edges == 0 || heads == 0 || (or_receivers && n_dst == 0);
+    nothing.then(|| full(Shape::new([edges, heads]), 0.0, DType::F32, src))
+}
+
 /// GAT's attention coefficients `[E, H]`: the logits kernel, then the segment softmax kernels
 /// over the receivers (the rows of `dst`).
 pub(super) fn attention_softmax(
@@ -102,42 +169,30 @@ pub(super) fn attention_softmax(
     slope: f64,
 ) -> CubeTensor {
     called();
-    let ([n_src, heads], [n_dst, _], [_, bias_width]) = (dims2(&src), dims2(&dst), dims2(&bias));
-    let e = senders.meta.shape()[0];
-    if e == 0 || heads == 0 {
-        return full(Shape::new([e, heads]), 0.0, DType::F32, &src);
+    if let Some(zeros) = nothing_to_do(&src, &dst, &senders, false) {
+        return zeros;
     }
-    let logits = burn_cubecl::CubeBackend::float_empty(
-        Shape::new([e, heads]),
-        &src.device,
-        burn::tensor::FloatDType::F32,
-    );
-    let (src, dst, bias) = (
-        into_contiguous(src),
-        into_contiguous(dst),
-        into_contiguous(bias),
-    );
-    let (senders, receivers) = (into_contiguous(senders), into_contiguous(receivers));
-    let it = dtype_to_storage_type(senders.dtype);
-    let (count, dim) = grid(&src, e * heads);
+    let sc = Scores::new(src, dst, bias, senders, receivers);
+    let logits = sc.output();
+    let (count, dim, it) = sc.launch();
     attention_logits::launch(
-        &src.client,
+        &sc.src.client,
         count,
         dim,
-        src.clone().into_tensor_arg(),
-        dst.into_tensor_arg(),
-        bias.into_tensor_arg(),
-        senders.into_tensor_arg(),
-        receivers.clone().into_tensor_arg(),
+        sc.src.clone().into_tensor_arg(),
+        sc.dst.into_tensor_arg(),
+        sc.bias.into_tensor_arg(),
+        sc.senders.into_tensor_arg(),
+        sc.receivers.clone().into_tensor_arg(),
         logits.clone().into_tensor_arg(),
-        n_src,
-        n_dst,
-        heads,
-        bias_width,
+        sc.n_src,
+        sc.n_dst,
+        sc.heads,
+        sc.bias_width,
         slope as f32,
         it,
     );
-    super::ops::softmax(logits, receivers, n_dst)
+    super::ops::softmax(logits, sc.receivers, sc.n_dst)
 }
 
 /// One unit per edge and head: the gradient of the raw score, `alpha · grad − alpha ·
@@ -196,44 +251,32 @@ pub(super) fn attention_backward(
     slope: f64,
 ) -> CubeTensor {
     called();
-    let ([n_src, heads], [n_dst, _], [_, bias_width]) = (dims2(&src), dims2(&dst), dims2(&bias));
-    let e = senders.meta.shape()[0];
-    if e == 0 || heads == 0 || n_dst == 0 {
-        return full(Shape::new([e, heads]), 0.0, DType::F32, &src);
+    if let Some(zeros) = nothing_to_do(&src, &dst, &senders, true) {
+        return zeros;
     }
+    let sc = Scores::new(src, dst, bias, senders, receivers);
+    let out = sc.output();
     let alpha = into_contiguous(alpha);
     let alpha_grad = into_contiguous(burn_cubecl::CubeBackend::float_mul(grad, alpha.clone()));
-    let total = super::ops::sum_prod(alpha_grad.clone(), receivers.clone(), n_dst, false);
-    let out = burn_cubecl::CubeBackend::float_empty(
-        Shape::new([e, heads]),
-        &src.device,
-        burn::tensor::FloatDType::F32,
-    );
-    let (src, dst, bias) = (
-        into_contiguous(src),
-        into_contiguous(dst),
-        into_contiguous(bias),
-    );
-    let (senders, receivers) = (into_contiguous(senders), into_contiguous(receivers));
-    let it = dtype_to_storage_type(senders.dtype);
-    let (count, dim) = grid(&src, e * heads);
+    let total = super::ops::sum_prod(alpha_grad.clone(), sc.receivers.clone(), sc.n_dst, false);
+    let (count, dim, it) = sc.launch();
     attention_grad::launch(
-        &src.client,
+        &sc.src.client,
         count,
         dim,
-        src.clone().into_tensor_arg(),
-        dst.into_tensor_arg(),
-        bias.into_tensor_arg(),
-        senders.into_tensor_arg(),
-        receivers.into_tensor_arg(),
+        sc.src.clone().into_tensor_arg(),
+        sc.dst.into_tensor_arg(),
+        sc.bias.into_tensor_arg(),
+        sc.senders.into_tensor_arg(),
+        sc.receivers.into_tensor_arg(),
         alpha_grad.into_tensor_arg(),
         alpha.into_tensor_arg(),
         into_contiguous(total).into_tensor_arg(),
         out.clone().into_tensor_arg(),
-        n_src,
-        n_dst,
-        heads,
-        bias_width,
+        sc.n_src,
+        sc.n_dst,
+        sc.heads,
+        sc.bias_width,
         slope as f32,
         it,
     );
