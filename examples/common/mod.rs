@@ -424,7 +424,7 @@ pub fn run_node_classification<M: NodeClassifier>(
             "kept epoch {} of {}: val acc {:.3}, test acc {:.3}",
             r.kept_epoch, r.epochs_run, r.val_acc, r.test_acc
         ));
-        r.checkpoint = Some(outputs.save_model(kept.clone(), seed));
+        r.checkpoint = Some(outputs.save_model(kept, seed));
         run.done.push(r);
         run.done_rows.extend(rows);
         if seed + 1 < args.seeds {
