@@ -21,13 +21,12 @@
 /// (`false` on other platforms and C libraries, where it does nothing).
 ///
 /// Call it once, early in a program that trains on large graphs on the CPU: each step then
-/// reuses the previous step's memory instead of faulting fresh pages in (a layer's step over
-/// 1e7 edges ran 15–35 % faster in the `gnn` bench; the book's performance chapter has the
-/// figures). Below 32 MiB per tensor glibc reuses freed blocks anyway. The price is memory:
-/// the process keeps its peak heap for good (that bench's peak resident size rose from 3.0 to
-/// 3.9 GB), and freed blocks in the middle of the heap are reused only by allocations that fit
-/// in them. It changes how memory is obtained, never what any op computes. Blocks over 64 MiB
-/// that glibc serves to threads other than the main one still come from fresh mappings.
+/// reuses the previous step's memory instead of faulting fresh pages in (the book's performance
+/// chapter has the figures). Below 32 MiB per tensor glibc reuses freed blocks anyway. The price
+/// is memory: the process keeps its peak heap for good, and freed blocks in the middle of the
+/// heap are reused only by allocations that fit in them. It changes how memory is obtained,
+/// never what any op computes. Blocks over 64 MiB that glibc serves to threads other than the
+/// main one still come from fresh mappings.
 ///
 /// The same two settings are available without code through the environment, as
 /// `GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=<bytes>` (with a large
