@@ -11,8 +11,8 @@
 //!   `GraphNetwork`, aggregations and readouts.
 //! - [`data`] (`burn-gnn-data`): Planetoid (Cora and CiteSeer embedded, PubMed downloaded and
 //!   verified), Zachary's karate club, seeded synthetic graphs.
-//! - `train` (feature `train`): training these models under burn-train's `Learner`, on one
-//!   device or several.
+//! - [`train`]: the papers' early-stopping rules and accuracy for a loop of one's own; with
+//!   feature `train`, training under burn-train's `Learner` on one device or several.
 //!
 //! A two-layer GCN on the karate club, forward and backward:
 //!
@@ -41,5 +41,4 @@ pub use burn_gnn_graph as graph;
 pub use burn_gnn_nn as nn;
 pub use burn_segment as segment;
 
-#[cfg(feature = "train")]
 pub mod train;

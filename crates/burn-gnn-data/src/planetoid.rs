@@ -245,4 +245,14 @@ impl Planetoid {
     pub fn mask(mask: &[bool], device: &Device) -> Tensor<1, Bool> {
         Tensor::from_data(TensorData::new(mask.to_vec(), [mask.len()]), device)
     }
+
+    /// The rows a mask selects, in increasing order, as an index tensor `[rows]` Int (for
+    /// `select`); any split mask works, not only Planetoid's.
+    pub fn mask_indices(mask: &[bool], device: &Device) -> Tensor<1, Int> {
+        let rows: Vec<i64> = (0..mask.len() as i64)
+            .filter(|&i| mask[i as usize])
+            .collect();
+        let n = rows.len();
+        Tensor::from_data(TensorData::new(rows, [n]), device)
+    }
 }

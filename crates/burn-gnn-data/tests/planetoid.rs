@@ -68,6 +68,14 @@ fn cora_matches_the_published_statistics() {
         .filter(|&i| d.train_mask[i])
         .for_each(|i| train[d.labels[i] as usize] += 1);
     assert_eq!(train, [20; 7]);
+    // Kipf & Welling's split: nodes 0..140 train, 140..640 validate, 1708..2708 test.
+    let rows = |mask: &[bool]| -> Vec<i64> {
+        let t = Planetoid::mask_indices(mask, &Device::flex());
+        t.into_data().iter::<i64>().collect()
+    };
+    assert_eq!(rows(&d.train_mask), (0..140).collect::<Vec<i64>>());
+    assert_eq!(rows(&d.val_mask), (140..640).collect::<Vec<i64>>());
+    assert_eq!(rows(&d.test_mask), (1708..2708).collect::<Vec<i64>>());
     assert!((0..d.num_nodes).all(|i| {
         [d.train_mask[i], d.val_mask[i], d.test_mask[i]]
             .iter()
