@@ -23,13 +23,25 @@
 //! (`metrics.csv`, `summary.json`), the training curves (`curves.svg`) and one checkpoint per
 //! seed (`seed-<N>.bpk`) go to `--out` (default `runs/gat_cora-<dataset>`).
 
-mod common;
+// The parts of examples/common this example uses.
+mod common {
+    pub mod cli;
+    pub mod node;
+    pub mod node_args;
+    pub mod plot;
+    pub mod progress;
+    pub mod record;
+    pub mod resume;
+}
 
 use burn::tensor::{Device, Tensor};
+use burn_gnn::train::StoppingRule;
 use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 use burn_gnn_nn::{Activation, Gat, GatConfig};
-use common::{Dataset, NodeClassifier, Setup, Stopping};
+use common::node::NodeClassifier;
+use common::node_args::{Dataset, NodeArgs};
+use common::record::Setup;
 
 // ANCHOR: classifier
 impl NodeClassifier for Gat {
@@ -53,7 +65,7 @@ impl NodeClassifier for Gat {
 // ANCHOR_END: classifier
 
 fn main() {
-    let args = common::NodeArgs::parse_for(
+    let args = NodeArgs::parse_for(
         "gat_cora",
         "Train the GAT of Veličković et al. (2018) on a Planetoid dataset over several seeds",
         "1000",
@@ -66,7 +78,7 @@ fn main() {
         lr: if pubmed { 0.01 } else { 0.005 },
         weight_decay: if pubmed { 1e-3 } else { 5e-4 },
         epochs: args.epochs as usize,
-        stopping: Stopping::GatReference {
+        stopping: StoppingRule::GatReference {
             patience: args.patience,
         },
     };
@@ -81,7 +93,7 @@ fn main() {
             .expect("valid configuration")
     };
     // ANCHOR_END: setup
-    common::run_node_classification(
+    common::node::run_node_classification(
         "gat_cora",
         "GAT paper: Cora 83.0 ± 0.7, CiteSeer 72.5 ± 0.7, PubMed 79.0 ± 0.3",
         &args,

@@ -14,13 +14,25 @@
 //! the previous `W` epochs, evaluate the last model; W = 10 gave 80.9 ± 0.9 %).
 //! Data, outputs and flags as `gat_cora` (default `--out runs/gcn_cora-<dataset>`).
 
-mod common;
+// The parts of examples/common this example uses.
+mod common {
+    pub mod cli;
+    pub mod node;
+    pub mod node_args;
+    pub mod plot;
+    pub mod progress;
+    pub mod record;
+    pub mod resume;
+}
 
 use burn::tensor::{Device, Tensor};
+use burn_gnn::train::StoppingRule;
 use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 use burn_gnn_nn::{Gcn, GcnConfig};
-use common::{NodeClassifier, Setup, Stopping};
+use common::node::NodeClassifier;
+use common::node_args::NodeArgs;
+use common::record::Setup;
 
 impl NodeClassifier for Gcn {
     fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
@@ -37,7 +49,7 @@ impl NodeClassifier for Gcn {
 }
 
 fn main() {
-    let args = common::NodeArgs::parse_for(
+    let args = NodeArgs::parse_for(
         "gcn_cora",
         "Train the GCN of Kipf & Welling (2017) on a Planetoid dataset over several seeds",
         "200",
@@ -48,9 +60,9 @@ fn main() {
         weight_decay: 5e-4,
         epochs: args.epochs as usize,
         stopping: if args.patience == 0 {
-            Stopping::BestValAcc
+            StoppingRule::BestValAcc
         } else {
-            Stopping::KipfWindow {
+            StoppingRule::KipfWindow {
                 window: args.patience,
             }
         },
@@ -61,7 +73,7 @@ fn main() {
             .init(device)
             .expect("valid configuration")
     };
-    common::run_node_classification(
+    common::node::run_node_classification(
         "gcn_cora",
         "GCN paper: Cora 81.5, CiteSeer 70.3, PubMed 79.0",
         &args,

@@ -13,19 +13,25 @@
 //! neighbourhood tells its class better than its own features. 5 % of the nodes train, 1 %
 //! validate, 1 % test.
 
-mod common;
+// The parts of examples/common this example uses.
+mod common {
+    pub mod cli;
+    pub mod large;
+    pub mod progress;
+}
 
 use std::time::Instant;
 
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_gnn::train::accuracy;
 use burn_gnn_data::{NeighborLoader, SampledBatch};
 use burn_gnn_nn::{GraphSage, GraphSageConfig};
 use clap::Parser;
-use common::cli::{at_least, positive_f64};
+use common::cli::{Backend, at_least, exit_with};
 use common::large::{BLOCKS, FEATURES, LargeGraph, large_graph, peak_rss_mb};
-use common::{Backend, Progress, exit_with};
+use common::progress::Progress;
 
 /// GraphSAGE with neighbour sampling (fan-outs 15 and 10) on a generated graph of a million
 /// nodes and ten million edges.
@@ -52,9 +58,13 @@ struct Args {
     backend: Backend,
 }
 
-/// Loss and accuracy on the seeds of one sampled batch.
-fn step_figures(logits: &Tensor<2>, labels: &Tensor<1, Int>) -> f64 {
-    common::fraction_right(logits.clone(), labels.clone())
+/// A clap value parser: a finite number above zero.
+pub fn positive_f64(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a positive number")),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The labels of a batch's seeds.
@@ -82,7 +92,7 @@ fn evaluate(
         let logits = model
             .forward(g.node_tensor::<2>().expect("features"), &g)
             .slice(0..b.num_seeds);
-        right += step_figures(&logits, &seed_labels(&b, labels, device)) * b.num_seeds as f64;
+        right += accuracy(logits, seed_labels(&b, labels, device)) * b.num_seeds as f64;
         total += b.num_seeds;
     }
     right / total.max(1) as f64
@@ -170,7 +180,7 @@ fn main() {
                     i as u64 + 1,
                     format!(
                         "acc {:.3}  {:.0} seeds/s  {:.2} M sampled edges/s (sampling {:.0} % of the time)",
-                        step_figures(&logits, &y),
+                        accuracy(logits.clone(), y.clone()),
                         seen as f64 / secs,
                         edges as f64 / sampling.max(1e-9) / 1e6,
                         100.0 * sampling / secs

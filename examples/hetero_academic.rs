@@ -16,7 +16,13 @@
 //! (`metrics.csv`, `summary.json`), curves (`curves.svg`) and a checkpoint per seed go to
 //! `--out` (default `runs/hetero_academic-<model>`).
 
-mod common;
+// The parts of examples/common this example uses.
+mod common {
+    pub mod cli;
+    pub mod plot;
+    pub mod progress;
+    pub mod record;
+}
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -28,15 +34,18 @@ use burn::optim::decay::WeightDecayConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_data::{Academic, AcademicConfig};
+use burn_gnn::train::{EarlyStopping, StoppingRule, accuracy};
+use burn_gnn_data::{Academic, AcademicConfig, Planetoid};
 use burn_gnn_graph::{EDGE_TYPE, FeatureSetKind, GraphsTuple, HeteroGraph};
 use burn_gnn_nn::{
     HanConvConfig, HeteroLayer, HeteroSageConfig, HgtConvConfig, NodeFeatures, RgcnConv,
     RgcnConvConfig,
 };
 use clap::{Parser, ValueEnum};
-use common::{
-    Backend, EpochRow, Outputs, Progress, SeedResult, Setup, Stopping, Summary, exit_with,
+use common::cli::{Backend, at_least, exit_with};
+use common::progress::Progress;
+use common::record::{
+    EpochRow, Outputs, SeedResult, Setup, Summary, load_checkpoint, verify_checkpoint,
 };
 
 const HIDDEN: usize = 64;
@@ -67,9 +76,9 @@ impl Data {
             homogeneous,
             edge_type,
             labels: a.labels(device),
-            train: common::indices(&a.train_mask, device),
-            val: common::indices(&a.val_mask, device),
-            test: common::indices(&a.test_mask, device),
+            train: Planetoid::mask_indices(&a.train_mask, device),
+            val: Planetoid::mask_indices(&a.val_mask, device),
+            test: Planetoid::mask_indices(&a.test_mask, device),
         }
     }
 }
@@ -171,8 +180,8 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Backend::Flex)]
     backend: Backend,
     /// Epochs per seed.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    epochs: u64,
+    #[arg(long, default_value_t = 100, value_parser = at_least::<1>)]
+    epochs: usize,
     /// Seeds to train, 0..N.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     seeds: u64,
@@ -208,9 +217,15 @@ fn evaluate<M: PaperClassifier>(model: &M, d: &Data) -> (f64, f64, f64) {
         );
     (
         loss.into_scalar::<f64>(),
-        common::accuracy(logits.clone(), &d.labels, &d.val),
-        common::accuracy(logits, &d.labels, &d.test),
+        split_accuracy(&logits, d, &d.val),
+        split_accuracy(&logits, d, &d.test),
     )
+}
+
+/// Accuracy on the papers `rows`.
+fn split_accuracy(logits: &Tensor<2>, d: &Data, rows: &Tensor<1, Int>) -> f64 {
+    let labels = d.labels.clone().select(0, rows.clone());
+    accuracy(logits.clone().select(0, rows.clone()), labels)
 }
 
 fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Device) -> M) {
@@ -218,13 +233,13 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
     let train_dev = base.clone().autodiff();
     let (train, eval) = (Data::new(academic, &train_dev), Data::new(academic, &base));
     if let Some(path) = &args.checkpoint {
-        let model = common::load_checkpoint(make(&base), path).valid();
+        let model = load_checkpoint(make(&base), path).valid();
         let (val_loss, val_acc, test_acc) = evaluate(&model, &eval);
         println!(
             "{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}",
             path.display()
         );
-        common::verify_checkpoint(path, args.backend, (val_acc, test_acc));
+        verify_checkpoint(path, args.backend, (val_acc, test_acc));
         return;
     }
     let model_name = args.model_name();
@@ -235,8 +250,8 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
     let setup = Setup {
         lr: 0.01,
         weight_decay: 5e-4,
-        epochs: args.epochs as usize,
-        stopping: Stopping::BestValAcc,
+        epochs: args.epochs,
+        stopping: StoppingRule::BestValAcc,
     };
     let (mut results, mut rows) = (vec![], vec![]);
     let start = Instant::now();
@@ -250,13 +265,14 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
             .with_weight_decay(Some(WeightDecayConfig::new(setup.weight_decay as f32)))
             .init();
         let mut bar = Progress::new(
-            args.epochs,
+            args.epochs as u64,
             format!("{model_name} seed {}/{}", seed + 1, args.seeds),
         );
+        let mut stopping = EarlyStopping::new(setup.stopping);
         let mut best: Option<(M, usize, f64, f64, f64)> = None;
         for epoch in 1..=setup.epochs {
             let logits = model.logits(&train).select(0, train.train.clone());
-            let train_acc = common::fraction_right(logits.clone(), train_labels.clone());
+            let train_acc = accuracy(logits.clone(), train_labels.clone());
             let loss = loss_fn.forward(logits, train_labels.clone());
             let train_loss = loss.clone().into_scalar::<f64>();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
@@ -276,7 +292,7 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
                 epoch as u64,
                 format!("loss {train_loss:.3}  val acc {val_acc:.3}"),
             );
-            if best.as_ref().is_none_or(|b| val_acc > b.2) {
+            if stopping.observe(val_acc, val_loss).keep {
                 best = Some((valid, epoch, val_acc, val_loss, test_acc));
             }
         }

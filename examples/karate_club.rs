@@ -10,8 +10,6 @@
 //! Prints each seed's accuracy on the 30 unlabelled members, and, for the first seed, the 2-D
 //! embedding the GCN learned for each member (the communities separate in it).
 
-mod common;
-
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig};
@@ -137,7 +135,7 @@ fn main() {
             }
         }
     }
-    let (mean, std) = common::record::mean_std(&accs);
+    let (mean, std) = burn_gnn::train::mean_std(&accs);
     // The majority community among the unlabelled members is the chance baseline.
     let majority = (0..KarateClub::NUM_CLASSES as i64)
         .map(|c| {

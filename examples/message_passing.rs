@@ -7,7 +7,10 @@
 //!
 //! Run: `cargo run --release --example message_passing` (`-- --help` lists the flags).
 
-mod common;
+// The parts of examples/common this example uses.
+mod common {
+    pub mod cli;
+}
 
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
@@ -18,7 +21,7 @@ use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use burn_gnn_graph::GraphsTuple;
 use burn_segment::segment_mean;
 use clap::Parser;
-use common::Backend;
+use common::cli::{Backend, at_least};
 
 const NODES_PER_COMMUNITY: usize = 150;
 const FEATURES: usize = 8;
@@ -144,8 +147,8 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Backend::Flex)]
     backend: Backend,
     /// Training epochs.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    epochs: u64,
+    #[arg(long, default_value_t = 100, value_parser = at_least::<1>)]
+    epochs: usize,
     /// The seed of the graph and of the initial weights.
     #[arg(long, default_value_t = 7)]
     seed: u64,

@@ -1,10 +1,8 @@
-//! The examples' command lines (clap): the backend choice every example shares, and the flags of
-//! the node-classification examples.
-
-use std::path::PathBuf;
+//! What every example's command line shares: the backend choice, a count parser, and exiting
+//! with a message.
 
 use burn::tensor::Device;
-use clap::{Args, CommandFactory, FromArgMatches, Parser, ValueEnum};
+use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
 /// A Burn backend to run on.
@@ -38,122 +36,8 @@ impl Backend {
 
     /// The device, or exit with status 2 and the reason.
     pub fn device_or_exit(self) -> Device {
-        self.device().unwrap_or_else(|e| super::exit_with(2, e))
+        self.device().unwrap_or_else(|e| exit_with(2, e))
     }
-}
-
-/// A Planetoid dataset.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dataset {
-    /// Cora (embedded: no download).
-    Cora,
-    /// CiteSeer (embedded: no download).
-    Citeseer,
-    /// PubMed (downloaded on first use).
-    Pubmed,
-}
-
-impl Dataset {
-    /// The name `Planetoid` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dataset::Cora => "cora",
-            Dataset::Citeseer => "citeseer",
-            Dataset::Pubmed => "pubmed",
-        }
-    }
-}
-
-/// The flags of the node-classification examples (`gat_cora`, `gcn_cora`).
-#[derive(Debug, Parser)]
-pub struct NodeArgs {
-    /// The Planetoid dataset.
-    #[arg(long, value_enum, default_value_t = Dataset::Cora)]
-    pub dataset: Dataset,
-    /// The backend to train on.
-    #[arg(long, value_enum, default_value_t = Backend::Flex)]
-    pub backend: Backend,
-    /// Epochs per seed at most.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    pub epochs: u64,
-    /// Seeds to train, 0..N.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
-    pub seeds: u64,
-    /// Early-stopping patience (see the example's doc).
-    #[arg(long)]
-    pub patience: usize,
-    /// A directory holding the raw files (`ind.<name>.*`, directly or under `planetoid/raw/`);
-    /// Cora and CiteSeer are embedded, PubMed is downloaded into `datasets/cache/planetoid`.
-    #[arg(long, env = burn_gnn_data::DATA_DIR_ENV)]
-    pub data_dir: Option<PathBuf>,
-    /// Where metrics, curves and checkpoints go [default: runs/<example>-<dataset>].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Only evaluate the checkpoint given with --checkpoint, and check it against the
-    /// summary.json written beside it.
-    #[arg(long, requires = "checkpoint")]
-    pub eval_only: bool,
-    /// A checkpoint (`seed-<N>.bpk`) to evaluate; goes with --eval-only.
-    #[arg(long, requires = "eval_only")]
-    pub checkpoint: Option<PathBuf>,
-    /// Dense input features instead of the sparse first layer.
-    #[arg(long)]
-    pub dense: bool,
-    /// Continue a killed run from its last save in `<out>/resume/` (the same flags, or it is
-    /// refused); without a save, start afresh.
-    #[arg(long, conflicts_with = "eval_only")]
-    pub resume: bool,
-    /// Save the state `--resume` continues from every N epochs.
-    #[arg(long, default_value_t = 10, value_parser = at_least::<1>)]
-    pub checkpoint_every: usize,
-}
-
-impl NodeArgs {
-    /// Parses the command line of `example`, whose `--epochs` and `--patience` default to
-    /// `epochs` and `patience`; exits 0 after `--help`, 2 on bad flags.
-    pub fn parse_for(
-        example: &'static str,
-        about: &'static str,
-        epochs: &'static str,
-        patience: &'static str,
-    ) -> Self {
-        parse_with_defaults::<Self>(
-            example,
-            about,
-            &[("epochs", epochs), ("patience", patience)],
-        )
-    }
-
-    /// `--out`, or its default for `example`.
-    pub fn out_dir(&self, example: &str) -> PathBuf {
-        self.out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("runs/{example}-{}", self.dataset.name())))
-    }
-}
-
-/// Parses `T`'s flags as `example` with the given defaults set at run time, so that `--help`
-/// shows them; exits as clap does (0 after `--help`, 2 on a usage error).
-pub fn parse_with_defaults<T: CommandFactory + FromArgMatches>(
-    example: &'static str,
-    about: &'static str,
-    defaults: &[(&'static str, &'static str)],
-) -> T {
-    let mut command = T::command().name(example).bin_name(example).about(about);
-    for &(arg, value) in defaults {
-        command = command.mut_arg(arg, move |a| a.default_value(value).required(false));
-    }
-    let matches = command.get_matches();
-    T::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
-}
-
-/// The `--backend` flag alone, for examples that take it with their own flags.
-#[derive(Debug, Args)]
-pub struct BackendArg {
-    /// The backend to run on.
-    #[arg(long, value_enum, default_value_t = Backend::Flex)]
-    pub backend: Backend,
 }
 
 /// A clap value parser: an integer of at least `MIN`.
@@ -165,11 +49,8 @@ pub fn at_least<const MIN: usize>(s: &str) -> Result<usize, String> {
     }
 }
 
-/// A clap value parser: a finite number above zero.
-pub fn positive_f64(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        Ok(v) => Err(format!("{v} is not a positive number")),
-        Err(e) => Err(e.to_string()),
-    }
+/// Prints `msg` and exits with status 1 (2 for usage errors).
+pub fn exit_with(code: i32, msg: impl std::fmt::Display) -> ! {
+    eprintln!("{msg}");
+    std::process::exit(code)
 }

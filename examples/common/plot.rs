@@ -3,7 +3,7 @@
 
 use plotters::prelude::*;
 
-use super::EpochRow;
+use super::record::EpochRow;
 
 /// A named series: its legend, colour and how to read it from a row.
 type Series = (&'static str, RGBColor, fn(&EpochRow) -> f64);

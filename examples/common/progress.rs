@@ -19,16 +19,8 @@ impl Progress {
         )
     }
 
-    /// A bar of `total` bytes (0: unknown) labelled `label`.
-    pub fn bytes(total: u64, label: impl Into<String>) -> Progress {
-        Self::styled(
-            total,
-            label,
-            "{prefix} [{bar:24}] {bytes}/{total_bytes} ({elapsed})",
-        )
-    }
-
-    fn styled(total: u64, label: impl Into<String>, template: &str) -> Progress {
+    /// A bar of `total` steps labelled `label`, drawn by the indicatif `template`.
+    pub fn styled(total: u64, label: impl Into<String>, template: &str) -> Progress {
         let label = label.into();
         let bar = ProgressBar::new(total)
             .with_prefix(label.clone())

@@ -1,15 +1,40 @@
 //! What a training run writes and `--eval-only` reads back: `metrics.csv` (one row per epoch),
-//! `summary.json` (a typed [`Summary`]), `curves.svg` and one checkpoint per seed.
+//! `summary.json` (a typed [`Summary`]), `curves.svg` and one checkpoint per seed; the setup and
+//! per-epoch rows they record.
 
 use std::path::{Path, PathBuf};
 
 use burn::module::Module;
+use burn_gnn::train::{StoppingRule, mean_std};
 use serde::{Deserialize, Serialize};
 
-use super::{Backend, EpochRow, Setup, exit_with, plot};
+use super::cli::{Backend, exit_with};
+use super::plot;
 
 /// The version of `summary.json`'s layout; `--eval-only` refuses any other.
 pub const SUMMARY_SCHEMA: u32 = 1;
+
+/// Optimisation settings.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    pub lr: f64,
+    /// L2 coefficient `λ` of `λ/2 · Σ w²` over the decayed parameters.
+    pub weight_decay: f64,
+    pub epochs: usize,
+    pub stopping: StoppingRule,
+}
+
+/// One epoch's figures: a row of `metrics.csv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpochRow {
+    pub seed: u64,
+    pub epoch: usize,
+    pub train_loss: f64,
+    pub train_acc: f64,
+    pub val_loss: f64,
+    pub val_acc: f64,
+    pub test_acc: f64,
+}
 
 /// One seed's outcome.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -42,13 +67,6 @@ pub struct Summary {
     pub test_acc_std: f64,
     pub seconds: f64,
     pub seeds: Vec<SeedResult>,
-}
-
-/// Mean and (population) standard deviation.
-pub fn mean_std(v: &[f64]) -> (f64, f64) {
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let var = v.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / v.len() as f64;
-    (mean, var.sqrt())
 }
 
 impl Summary {

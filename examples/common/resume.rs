@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 
 use burn::module::Module;
 use burn::optim::ModuleOptimizer;
+use burn_gnn::train::EarlyStopping;
 use serde::{Deserialize, Serialize};
 
-use super::{Backend, EpochRow, SeedResult, Setup, exit_with, load_checkpoint};
+use super::cli::{Backend, exit_with};
+use super::record::{EpochRow, SeedResult, Setup, load_checkpoint};
 
 /// How far one seed's training has come: all but the tensors (the model, the optimizer's state
 /// and the kept model, saved beside it).
@@ -19,11 +21,8 @@ pub struct SeedProgress {
     /// Epochs done.
     pub epoch: usize,
     pub rows: Vec<EpochRow>,
-    /// The early-stopping state: best validation accuracy and loss so far, and the epochs since
-    /// either improved.
-    pub acc_max: f64,
-    pub loss_min: f64,
-    pub since_best: usize,
+    /// The early-stopping rule's state.
+    pub stopping: EarlyStopping,
     /// The kept model's epoch, validation accuracy, validation loss and test accuracy.
     pub kept: (usize, f64, f64, f64),
     /// Seconds spent on this seed before this process.
@@ -31,15 +30,13 @@ pub struct SeedProgress {
 }
 
 impl SeedProgress {
-    /// A seed about to start.
-    pub fn new(seed: u64) -> SeedProgress {
+    /// A seed about to start, stopping by `setup`'s rule.
+    pub fn new(seed: u64, setup: &Setup) -> SeedProgress {
         SeedProgress {
             seed,
             epoch: 0,
             rows: Vec::new(),
-            acc_max: f64::MIN,
-            loss_min: f64::MAX,
-            since_best: 0,
+            stopping: EarlyStopping::new(setup.stopping),
             kept: (0, 0.0, f64::MAX, 0.0),
             seconds: 0.0,
         }

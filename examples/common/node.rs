@@ -1,14 +1,6 @@
-//! What the node-classification examples share: data loading (embedded or downloaded),
-//! training over seeds with early stopping, progress bars, metrics (CSV + JSON), a training
-//! curve plot (SVG) and checkpoints (Burn's burnpack records).
-#![allow(dead_code)] // each example uses a part of it
-
-pub mod cli;
-pub mod large;
-pub mod plot;
-pub mod progress;
-pub mod record;
-pub mod resume;
+//! The node-classification runner of `gat_cora` and `gcn_cora`: a Planetoid dataset loaded
+//! (embedded or downloaded), training over seeds stopped by the library's `EarlyStopping`,
+//! progress bars, `--resume`, and the outputs of `record`.
 
 use std::path::Path;
 use std::time::Instant;
@@ -16,21 +8,18 @@ use std::time::Instant;
 use burn::module::Module;
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
-use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::tensor::{Device, Int, Tensor};
+use burn_gnn::train::accuracy;
 use burn_gnn_data::{DownloadEvent, Planetoid};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
-use serde::{Deserialize, Serialize};
 
-pub use cli::{Backend, Dataset, NodeArgs};
-pub use progress::Progress;
-pub use record::{Outputs, SeedResult, Summary, load_checkpoint, verify_checkpoint};
-pub use resume::{Resume, RunKey, RunState, SeedProgress};
-
-/// Prints `msg` and exits with status 1 (2 for usage errors).
-pub fn exit_with(code: i32, msg: impl std::fmt::Display) -> ! {
-    eprintln!("{msg}");
-    std::process::exit(code)
-}
+use super::cli::exit_with;
+use super::node_args::{Dataset, NodeArgs};
+use super::progress::Progress;
+use super::record::{
+    EpochRow, Outputs, SeedResult, Setup, Summary, load_checkpoint, verify_checkpoint,
+};
+use super::resume::{Resume, RunKey, RunState, SeedProgress};
 
 /// Loads a Planetoid dataset with [`Planetoid::open`]: `--data-dir` / `BURN_GNN_DATA_DIR` if
 /// it holds the files, else the embedded copy (Cora, CiteSeer), else the cache, else a download
@@ -39,9 +28,10 @@ pub fn planetoid(dataset: Dataset, data_dir: Option<&Path>) -> Planetoid {
     let mut bar: Option<Progress> = None;
     let opened = Planetoid::open(dataset.name(), data_dir, |event| match event {
         DownloadEvent::Start { file, total } => {
-            bar = Some(Progress::bytes(
+            bar = Some(Progress::styled(
                 total.unwrap_or(0),
                 format!("downloading {file}"),
+                "{prefix} [{bar:24}] {bytes}/{total_bytes} ({elapsed})",
             ));
         }
         DownloadEvent::Progress { received } => {
@@ -80,14 +70,6 @@ pub struct Prepared {
     pub test_idx: Tensor<1, Int>,
 }
 
-pub fn indices(mask: &[bool], device: &Device) -> Tensor<1, Int> {
-    let v: Vec<i64> = (0..mask.len() as i64)
-        .filter(|&i| mask[i as usize])
-        .collect();
-    let n = v.len();
-    Tensor::from_data(TensorData::new(v, [n]), device)
-}
-
 impl Prepared {
     /// Puts `data` on `base` (evaluation) and `base.autodiff()` (training), edges sorted by
     /// receiver.
@@ -101,7 +83,7 @@ impl Prepared {
             .graph(base)
             .expect("a loaded dataset is valid")
             .sort_by_receiver();
-        let train_idx = indices(&data.train_mask, &train_dev);
+        let train_idx = Planetoid::mask_indices(&data.train_mask, &train_dev);
         let x = graph.node_tensor::<2>().expect("node features");
         let eval_x = eval_graph.node_tensor::<2>().expect("node features");
         Prepared {
@@ -118,26 +100,10 @@ impl Prepared {
             eval_x,
             eval_graph,
             eval_labels: data.labels(base),
-            val_idx: indices(&data.val_mask, base),
-            test_idx: indices(&data.test_mask, base),
+            val_idx: Planetoid::mask_indices(&data.val_mask, base),
+            test_idx: Planetoid::mask_indices(&data.test_mask, base),
         }
     }
-}
-
-/// Accuracy of `logits` on the rows `idx`.
-pub fn accuracy(logits: Tensor<2>, labels: &Tensor<1, Int>, idx: &Tensor<1, Int>) -> f64 {
-    fraction_right(
-        logits.select(0, idx.clone()),
-        labels.clone().select(0, idx.clone()),
-    )
-}
-
-/// The fraction of rows of `logits` whose argmax is the row's label.
-pub fn fraction_right(logits: Tensor<2>, labels: Tensor<1, Int>) -> f64 {
-    let rows = labels.dims()[0];
-    let pred = logits.argmax(1).squeeze_dim::<1>(1);
-    let right = pred.equal(labels).int().sum().into_scalar::<i64>();
-    right as f64 / rows as f64
 }
 
 /// A model the node-classification loop trains.
@@ -152,42 +118,6 @@ pub trait NodeClassifier: Module + Clone {
     fn decayed(&self) -> Tensor<1>;
 }
 
-/// When to stop and which epoch's model to keep.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Stopping {
-    /// The GAT reference code: patience restarts when validation accuracy reaches its maximum
-    /// or validation loss its minimum; the model is kept when both are at least as good.
-    GatReference { patience: usize },
-    /// The GCN reference code: stop once validation loss exceeds the mean of the previous
-    /// `window` epochs; keep the last model.
-    KipfWindow { window: usize },
-    /// PyG's examples: run every epoch, keep the first model with the highest validation
-    /// accuracy.
-    BestValAcc,
-}
-
-/// Optimisation settings.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Setup {
-    pub lr: f64,
-    /// L2 coefficient `λ` of `λ/2 · Σ w²` over [`NodeClassifier::decayed`].
-    pub weight_decay: f64,
-    pub epochs: usize,
-    pub stopping: Stopping,
-}
-
-/// One epoch's figures: a row of `metrics.csv`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EpochRow {
-    pub seed: u64,
-    pub epoch: usize,
-    pub train_loss: f64,
-    pub train_acc: f64,
-    pub val_loss: f64,
-    pub val_acc: f64,
-    pub test_acc: f64,
-}
-
 /// Validation loss, validation accuracy and test accuracy of `model` (evaluation mode).
 pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {
     let logits = match &p.sparse {
@@ -200,15 +130,19 @@ pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {
             logits.clone().select(0, p.val_idx.clone()),
             p.eval_labels.clone().select(0, p.val_idx.clone()),
         );
+    let split = |idx: &Tensor<1, Int>| {
+        let labels = p.eval_labels.clone().select(0, idx.clone());
+        accuracy(logits.clone().select(0, idx.clone()), labels)
+    };
     (
         loss.into_scalar::<f64>(),
-        accuracy(logits.clone(), &p.eval_labels, &p.val_idx),
-        accuracy(logits, &p.eval_labels, &p.test_idx),
+        split(&p.val_idx),
+        split(&p.test_idx),
     )
 }
 
 /// Trains one seed from `progress` on (a fresh [`SeedProgress`] or a resumed one), with
-/// `model`, `optim` and `kept` as they were then; returns the kept model (see [`Stopping`]),
+/// `model`, `optim` and `kept` as they were then; returns the kept model (by `setup.stopping`),
 /// its figures and the per-epoch rows. Every epoch's dropout draws come from a seed of their
 /// own, so a resumed seed continues exactly. `save` is called every `every` epochs; `bar`
 /// shows progress.
@@ -235,7 +169,7 @@ pub fn train_seed<M: NodeClassifier>(
             None => model.logits(p.x.clone(), &p.graph),
         };
         let train_logits = logits.select(0, p.train_idx.clone());
-        let train_acc = fraction_right(train_logits.clone(), p.train_labels.clone());
+        let train_acc = accuracy(train_logits.clone(), p.train_labels.clone());
         let ce = loss_fn.forward(train_logits, p.train_labels.clone());
         let train_loss = ce.clone().into_scalar::<f64>();
         let loss = ce + model.decayed() * (setup.weight_decay / 2.0);
@@ -259,42 +193,11 @@ pub fn train_seed<M: NodeClassifier>(
             epoch as u64,
             format!("loss {train_loss:.3}  val acc {val_acc:.3}  val loss {val_loss:.3}"),
         );
-        let figures = (epoch, val_acc, val_loss, test_acc);
-        let pr = &mut progress;
-        let stop = match setup.stopping {
-            // ANCHOR: stopping
-            Stopping::GatReference { patience } => {
-                if val_acc >= pr.acc_max || val_loss <= pr.loss_min {
-                    if val_acc >= pr.acc_max && val_loss <= pr.loss_min {
-                        (kept, pr.kept) = (eval, figures);
-                    }
-                    pr.acc_max = pr.acc_max.max(val_acc);
-                    pr.loss_min = pr.loss_min.min(val_loss);
-                    pr.since_best = 0;
-                    false
-                } else {
-                    pr.since_best += 1;
-                    pr.since_best >= patience
-                }
-            }
-            // ANCHOR_END: stopping
-            Stopping::BestValAcc => {
-                if val_acc > pr.acc_max {
-                    pr.acc_max = val_acc;
-                    (kept, pr.kept) = (eval, figures);
-                }
-                false
-            }
-            Stopping::KipfWindow { window } => {
-                (kept, pr.kept) = (eval, figures);
-                let rows = &pr.rows;
-                epoch > window && {
-                    let prev = &rows[rows.len() - 1 - window..rows.len() - 1];
-                    val_loss > prev.iter().map(|r| r.val_loss).sum::<f64>() / window as f64
-                }
-            }
-        };
-        if stop {
+        let verdict = progress.stopping.observe(val_acc, val_loss);
+        if verdict.keep {
+            (kept, progress.kept) = (eval, (epoch, val_acc, val_loss, test_acc));
+        }
+        if verdict.stop {
             break;
         }
         if epoch % every == 0 && epoch < setup.epochs {
@@ -400,7 +303,7 @@ pub fn run_node_classification<M: NodeClassifier>(
             Some(progress) => (resume.restore(model.clone(), model), progress),
             None => (
                 (model.clone(), AdamConfig::new().init(), model),
-                SeedProgress::new(seed),
+                SeedProgress::new(seed, &setup),
             ),
         };
         let mut bar = Progress::new(

@@ -1,0 +1,114 @@
+//! The flags of the node-classification examples (`gat_cora`, `gcn_cora`).
+
+use std::path::PathBuf;
+
+use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
+use serde::{Deserialize, Serialize};
+
+use super::cli::{Backend, at_least};
+
+/// A Planetoid dataset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dataset {
+    /// Cora (embedded: no download).
+    Cora,
+    /// CiteSeer (embedded: no download).
+    Citeseer,
+    /// PubMed (downloaded on first use).
+    Pubmed,
+}
+
+impl Dataset {
+    /// The name `Planetoid` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dataset::Cora => "cora",
+            Dataset::Citeseer => "citeseer",
+            Dataset::Pubmed => "pubmed",
+        }
+    }
+}
+
+/// The flags of the node-classification examples (`gat_cora`, `gcn_cora`).
+#[derive(Debug, Parser)]
+pub struct NodeArgs {
+    /// The Planetoid dataset.
+    #[arg(long, value_enum, default_value_t = Dataset::Cora)]
+    pub dataset: Dataset,
+    /// The backend to train on.
+    #[arg(long, value_enum, default_value_t = Backend::Flex)]
+    pub backend: Backend,
+    /// Epochs per seed at most.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub epochs: u64,
+    /// Seeds to train, 0..N.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub seeds: u64,
+    /// Early-stopping patience (see the example's doc).
+    #[arg(long)]
+    pub patience: usize,
+    /// A directory holding the raw files (`ind.<name>.*`, directly or under `planetoid/raw/`);
+    /// Cora and CiteSeer are embedded, PubMed is downloaded into `datasets/cache/planetoid`.
+    #[arg(long, env = burn_gnn_data::DATA_DIR_ENV)]
+    pub data_dir: Option<PathBuf>,
+    /// Where metrics, curves and checkpoints go [default: runs/<example>-<dataset>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only evaluate the checkpoint given with --checkpoint, and check it against the
+    /// summary.json written beside it.
+    #[arg(long, requires = "checkpoint")]
+    pub eval_only: bool,
+    /// A checkpoint (`seed-<N>.bpk`) to evaluate; goes with --eval-only.
+    #[arg(long, requires = "eval_only")]
+    pub checkpoint: Option<PathBuf>,
+    /// Dense input features instead of the sparse first layer.
+    #[arg(long)]
+    pub dense: bool,
+    /// Continue a killed run from its last save in `<out>/resume/` (the same flags, or it is
+    /// refused); without a save, start afresh.
+    #[arg(long, conflicts_with = "eval_only")]
+    pub resume: bool,
+    /// Save the state `--resume` continues from every N epochs.
+    #[arg(long, default_value_t = 10, value_parser = at_least::<1>)]
+    pub checkpoint_every: usize,
+}
+
+impl NodeArgs {
+    /// Parses the command line of `example`, whose `--epochs` and `--patience` default to
+    /// `epochs` and `patience`; exits 0 after `--help`, 2 on bad flags.
+    pub fn parse_for(
+        example: &'static str,
+        about: &'static str,
+        epochs: &'static str,
+        patience: &'static str,
+    ) -> Self {
+        parse_with_defaults::<Self>(
+            example,
+            about,
+            &[("epochs", epochs), ("patience", patience)],
+        )
+    }
+
+    /// `--out`, or its default for `example`.
+    pub fn out_dir(&self, example: &str) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("runs/{example}-{}", self.dataset.name())))
+    }
+}
+
+/// Parses `T`'s flags as `example` with the given defaults set at run time, so that `--help`
+/// shows them; exits as clap does (0 after `--help`, 2 on a usage error).
+pub fn parse_with_defaults<T: CommandFactory + FromArgMatches>(
+    example: &'static str,
+    about: &'static str,
+    defaults: &[(&'static str, &'static str)],
+) -> T {
+    let mut command = T::command().name(example).bin_name(example).about(about);
+    for &(arg, value) in defaults {
+        command = command.mut_arg(arg, move |a| a.default_value(value).required(false));
+    }
+    let matches = command.get_matches();
+    T::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
