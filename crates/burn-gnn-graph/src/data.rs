@@ -8,15 +8,18 @@ use std::path::Path;
 use burn::tensor::{DType, Device, TensorData};
 use serde::{Deserialize, Serialize};
 
+#[cfg(any(feature = "json", feature = "binary"))]
+use crate::codec;
 use crate::graphs_tuple::index_tensor;
 use crate::{Feature, FeatureSet, GraphError, GraphsTuple};
 
-/// The first bytes of the binary form.
+/// The binary form; its version is bumped on any incompatible change.
 #[cfg(feature = "binary")]
-const MAGIC: &[u8; 8] = b"BGNNGRF\0";
-/// The binary form's version; bumped on any incompatible change.
-#[cfg(feature = "binary")]
-const VERSION: u8 = 1;
+const BINARY: codec::Binary = codec::Binary {
+    magic: b"BGNNGRF\0",
+    version: 1,
+    what: "graph",
+};
 
 /// A feature's values, by element type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -176,16 +179,12 @@ impl GraphData {
     /// [`GraphError::NonFiniteJson`] if a float feature holds NaN or ±inf (JSON has no such
     /// numbers and `serde_json` would write `null`); use [`to_bytes`](Self::to_bytes) then.
     pub fn to_json(&self) -> Result<String, GraphError> {
-        for (set, data) in [
+        let sets = [
             ("nodes", &self.nodes),
             ("edges", &self.edges),
             ("globals", &self.globals),
-        ] {
-            if let Some((name, _)) = data.iter().find(|(_, f)| !f.all_finite()) {
-                return Err(GraphError::NonFiniteJson(format!("{set} feature `{name}`")));
-            }
-        }
-        serde_json::to_string(self).map_err(|e| GraphError::Decode(e.to_string()))
+        ];
+        codec::to_json(self, sets.map(|(set, data)| (set.to_string(), data)))
     }
 
     #[cfg(feature = "json")]
@@ -194,16 +193,14 @@ impl GraphData {
     /// # Errors
     /// [`GraphError::Decode`] for malformed JSON.
     pub fn from_json(json: &str) -> Result<GraphData, GraphError> {
-        serde_json::from_str(json).map_err(|e| GraphError::Decode(format!("JSON: {e}")))
+        codec::from_json(json)
     }
 
     #[cfg(feature = "binary")]
     /// The compact binary form: `BGNNGRF\0`, a version byte, then `postcard` (varint integers,
     /// 4-byte f32). Holds any float, NaN included.
     pub fn to_bytes(&self) -> Result<Vec<u8>, GraphError> {
-        let mut out = MAGIC.to_vec();
-        out.push(VERSION);
-        postcard::to_extend(self, out).map_err(|e| GraphError::Decode(e.to_string()))
+        BINARY.write(self)
     }
 
     #[cfg(feature = "binary")]
@@ -212,17 +209,7 @@ impl GraphData {
     /// # Errors
     /// [`GraphError::Decode`] for a wrong header or version, truncated or malformed bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<GraphData, GraphError> {
-        let body = bytes.strip_prefix(MAGIC.as_slice()).ok_or_else(|| {
-            GraphError::Decode("not a burn-gnn graph file (wrong magic bytes)".into())
-        })?;
-        match body.split_first() {
-            Some((&VERSION, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| GraphError::Decode(format!("binary graph: {e}"))),
-            Some((&v, _)) => Err(GraphError::Decode(format!(
-                "format version {v}, this build reads {VERSION}"
-            ))),
-            None => Err(GraphError::Decode("file ends after the magic bytes".into())),
-        }
+        BINARY.read(bytes)
     }
 
     #[cfg(all(feature = "json", feature = "binary"))]

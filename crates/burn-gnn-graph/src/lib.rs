@@ -29,6 +29,7 @@
 
 mod batch;
 mod builder;
+mod codec;
 mod compat;
 mod convert;
 mod data;

@@ -11,10 +11,13 @@ use crate::FeatureSetData;
 use crate::GraphError;
 use crate::graphs_tuple::{host_ints, index_tensor};
 
+/// The binary form; its version is bumped on any incompatible change.
 #[cfg(feature = "binary")]
-const MAGIC: &[u8; 8] = b"BGNNHET\0";
-#[cfg(feature = "binary")]
-const VERSION: u8 = 1;
+const BINARY: crate::codec::Binary = crate::codec::Binary {
+    magic: b"BGNNHET\0",
+    version: 1,
+    what: "heterogeneous graph",
+};
 
 /// A node set on the host.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -77,12 +80,7 @@ impl HeteroGraphData {
                     .map(|s| (format!("edge set {}", s.edge_type), &s.features)),
             )
             .chain([("context".to_string(), &self.context)]);
-        for (set, data) in sets {
-            if let Some((name, _)) = data.iter().find(|(_, f)| !f.all_finite()) {
-                return Err(GraphError::NonFiniteJson(format!("{set} feature `{name}`")));
-            }
-        }
-        serde_json::to_string(self).map_err(|e| GraphError::Decode(e.to_string()))
+        crate::codec::to_json(self, sets)
     }
 
     #[cfg(feature = "json")]
@@ -91,7 +89,7 @@ impl HeteroGraphData {
     /// # Errors
     /// [`GraphError::Decode`] for malformed JSON.
     pub fn from_json(json: &str) -> Result<HeteroGraphData, GraphError> {
-        serde_json::from_str(json).map_err(|e| GraphError::Decode(format!("JSON: {e}")))
+        crate::codec::from_json(json)
     }
 
     #[cfg(feature = "binary")]
@@ -100,9 +98,7 @@ impl HeteroGraphData {
     /// # Errors
     /// Only if serialisation fails.
     pub fn to_bytes(&self) -> Result<Vec<u8>, GraphError> {
-        let mut out = MAGIC.to_vec();
-        out.push(VERSION);
-        postcard::to_extend(self, out).map_err(|e| GraphError::Decode(e.to_string()))
+        BINARY.write(self)
     }
 
     #[cfg(feature = "binary")]
@@ -111,17 +107,7 @@ impl HeteroGraphData {
     /// # Errors
     /// [`GraphError::Decode`] for a wrong header or version, truncated or malformed bytes.
     pub fn from_bytes(bytes: &[u8]) -> Result<HeteroGraphData, GraphError> {
-        let body = bytes.strip_prefix(MAGIC.as_slice()).ok_or_else(|| {
-            GraphError::Decode("not a burn-gnn heterogeneous graph (wrong magic bytes)".into())
-        })?;
-        match body.split_first() {
-            Some((&VERSION, rest)) => postcard::from_bytes(rest)
-                .map_err(|e| GraphError::Decode(format!("binary hetero graph: {e}"))),
-            Some((&v, _)) => Err(GraphError::Decode(format!(
-                "format version {v}, this build reads {VERSION}"
-            ))),
-            None => Err(GraphError::Decode("file ends after the magic bytes".into())),
-        }
+        BINARY.read(bytes)
     }
 }
 
