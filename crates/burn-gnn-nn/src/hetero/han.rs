@@ -88,12 +88,8 @@ impl HanConvConfig {
     /// `d_output` not divisible by `heads`.
     pub fn init(&self, device: &Device) -> Result<HanConv, NnError> {
         let (h, o) = (self.heads, self.d_output);
-        if h == 0 || o % h != 0 {
-            return Err(NnError::InvalidConfig(format!(
-                "HanConv: d_output = {o} is not divisible by heads = {h}"
-            )));
-        }
-        let (r, d) = (self.edge_types.len(), o / h);
+        let d = super::head_dim("HanConv", o, h)?;
+        let r = self.edge_types.len();
         Ok(HanConv {
             proj: self
                 .node_types

@@ -82,12 +82,8 @@ impl HgtConvConfig {
     /// `d_output` not divisible by `heads`.
     pub fn init(&self, device: &Device) -> Result<HgtConv, NnError> {
         let (h, o) = (self.heads, self.d_output);
-        if h == 0 || o % h != 0 {
-            return Err(NnError::InvalidConfig(format!(
-                "HgtConv: d_output = {o} is not divisible by heads = {h}"
-            )));
-        }
-        let (t, r, d) = (self.node_types.len(), self.edge_types.len(), o / h);
+        let d = super::head_dim("HgtConv", o, h)?;
+        let (t, r) = (self.node_types.len(), self.edge_types.len());
         let lins = |i: usize| {
             (0..t)
                 .map(|_| LinearConfig::new(i, o).init(device))

@@ -106,24 +106,29 @@ impl<C: Module + BipartiteConv> HeteroLayer for HeteroConv<C> {
     }
 }
 
-impl HeteroLayer for hgt::HgtConv {
-    fn forward_hetero(
-        &self,
-        x: &NodeFeatures,
-        graph: &HeteroGraph,
-    ) -> Result<NodeFeatures, NnError> {
-        self.forward(x, graph)
-    }
+macro_rules! hetero_layer {
+    ($($layer:ty),*) => {$(
+        impl HeteroLayer for $layer {
+            fn forward_hetero(
+                &self,
+                x: &NodeFeatures,
+                graph: &HeteroGraph,
+            ) -> Result<NodeFeatures, NnError> {
+                self.forward(x, graph)
+            }
+        }
+    )*};
 }
+hetero_layer!(hgt::HgtConv, han::HanConv);
 
-impl HeteroLayer for han::HanConv {
-    fn forward_hetero(
-        &self,
-        x: &NodeFeatures,
-        graph: &HeteroGraph,
-    ) -> Result<NodeFeatures, NnError> {
-        self.forward(x, graph)
+/// The features per head, `d_output / heads`, of the multi-head layer `layer`.
+fn head_dim(layer: &str, d_output: usize, heads: usize) -> Result<usize, NnError> {
+    if heads == 0 || !d_output.is_multiple_of(heads) {
+        return Err(NnError::InvalidConfig(format!(
+            "{layer}: d_output = {d_output} is not divisible by heads = {heads}"
+        )));
     }
+    Ok(d_output / heads)
 }
 
 /// A convolution from a source node set to a target node set: one relation of a

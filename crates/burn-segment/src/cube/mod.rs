@@ -146,6 +146,17 @@ fn plan(ids: &CubeTensor, n: usize) -> Plan {
     Plan { flag, offsets }
 }
 
+/// A float or int reduction on the kernels: sums and products share one kernel, extremes
+/// another.
+fn reduce(data: CubeTensor, ids: CubeTensor, n: usize, r: SegmentReduction) -> CubeTensor {
+    match r {
+        SegmentReduction::Sum => sum_prod(data, ids, n, false),
+        SegmentReduction::Prod => sum_prod(data, ids, n, true),
+        SegmentReduction::Max => extreme(data, ids, n, SegmentExtreme::Max).0,
+        SegmentReduction::Min => extreme(data, ids, n, SegmentExtreme::Min).0,
+    }
+}
+
 impl SegmentBackend for CubeBackend {
     fn segment_gather(data: FloatTensor<Self>, ids: IntTensor<Self>) -> FloatTensor<Self> {
         if data.dtype != DType::F32 || !ids_ok(&ids) {
@@ -170,12 +181,7 @@ impl SegmentBackend for CubeBackend {
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::float_reduce::<Self>(data, ids, n, r);
         }
-        match r {
-            SegmentReduction::Sum => sum_prod(data, ids, n, false),
-            SegmentReduction::Prod => sum_prod(data, ids, n, true),
-            SegmentReduction::Max => extreme(data, ids, n, SegmentExtreme::Max).0,
-            SegmentReduction::Min => extreme(data, ids, n, SegmentExtreme::Min).0,
-        }
+        reduce(data, ids, n, r)
     }
 
     fn segment_extreme(
@@ -212,12 +218,7 @@ impl SegmentBackend for CubeBackend {
         if data.dtype != DType::I32 || !ids_ok(&ids) {
             return composite::int_reduce::<Self>(data, ids, n, r);
         }
-        match r {
-            SegmentReduction::Sum => sum_prod(data, ids, n, false),
-            SegmentReduction::Prod => sum_prod(data, ids, n, true),
-            SegmentReduction::Max => extreme(data, ids, n, SegmentExtreme::Max).0,
-            SegmentReduction::Min => extreme(data, ids, n, SegmentExtreme::Min).0,
-        }
+        reduce(data, ids, n, r)
     }
 
     fn int_segment_extreme(
