@@ -69,6 +69,9 @@
 //!   kernels'); unsorted ids take atomics, where max, min, their arguments and counts are still
 //!   exact, but the last bits of a float sum (and of mean, softmax, logsumexp) may change from
 //!   run to run.
+//! - **Execution context.** The CPU kernels run on the rayon pool of their caller: inside
+//!   `ThreadPool::install`, on that pool's threads (the global pool otherwise), with the same
+//!   bits for any pool size.
 //!
 //! # Backends
 //! `NdArray` and `Flex` use the kernels in [`cpu`] for f32, f64, i32 and i64 (other dtypes take

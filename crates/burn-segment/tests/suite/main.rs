@@ -7,3 +7,4 @@ mod gradients;
 mod large;
 mod properties;
 mod strategies;
+mod thread_pool;
