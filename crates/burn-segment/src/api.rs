@@ -130,6 +130,14 @@ pub fn segment_sum<const D: usize, K: SegmentKind>(
 
 /// Product of the rows in each segment; empty segments give 1.
 ///
+/// On the CPU backends a float product keeps its partial as a mantissa and an integer exponent
+/// and rounds once at the end: no intermediate overflows to inf or underflows to 0 where the
+/// product itself is finite and normal (`[2^600, 2^600, 2^-600, 2^-600]` gives 1, not inf), and
+/// where the plain row-order product stays in the normal range the bits are the same. A column
+/// with a zero, subnormal, infinite or NaN factor is multiplied in row order, so IEEE rules
+/// decide. wgpu and the composite path multiply in row order (or atomically, for unsorted ids
+/// on wgpu). Integers wrap.
+///
 /// The gradient is exact when a segment holds zeros (no division by zero). Float and Int data.
 ///
 /// # Shapes

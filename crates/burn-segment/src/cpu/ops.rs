@@ -53,10 +53,13 @@ pub(super) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReducti
         prod: bool,
         s: Shape,
     ) -> T {
-        T::from_out(
-            kernels::reduce_add_mul(Simd::detect(), T::ALLOC, &data.values::<E>(), d, p, prod),
-            s,
-        )
+        let values = data.values::<E>();
+        let out = if prod {
+            kernels::reduce_product(T::ALLOC, &values, d, p)
+        } else {
+            kernels::reduce_sum(Simd::detect(), T::ALLOC, &values, d, p)
+        };
+        T::from_out(out, s)
     }
     match data.dtype() {
         DType::F32 => go::<f32, T>(&data, d, &plan, prod, out_shape),

@@ -17,6 +17,28 @@ pub trait Elem: Copy + Send + Sync + PartialOrd + core::fmt::Debug + 'static {
     /// `if take { a } else { b }` with bit masks: stays a vector blend after vectorisation,
     /// where a plain `if` on an in-place update becomes a slow masked store.
     fn pick(take: bool, a: Self, b: Self) -> Self;
+
+    /// A partial product that cannot overflow or underflow (floats: a signed mantissa and an
+    /// integer exponent; integers: the wrapping product itself).
+    type Product: Copy + Send + Sync;
+    /// The empty product.
+    const PRODUCT_ONE: Self::Product;
+    /// Multiplies `v` into `part`.
+    fn product_push(part: &mut Self::Product, v: Self);
+    /// The product of two partials.
+    fn product_combine(a: Self::Product, b: Self::Product) -> Self::Product;
+    /// The partial as a value, rounded once; `None` if a factor was zero, subnormal, infinite
+    /// or NaN (the caller then multiplies in row order, so that IEEE rules decide).
+    fn product_finish(part: Self::Product) -> Option<Self>;
+}
+
+/// A float partial product `m · 2^e`, `|m|` in `[0.5, 1]`; `special` once a factor was zero,
+/// subnormal, infinite or NaN.
+#[derive(Clone, Copy, Debug)]
+pub struct FloatProduct<T> {
+    m: T,
+    e: i64,
+    special: bool,
 }
 
 /// Float element types (softmax needs `exp`).
@@ -32,7 +54,7 @@ pub trait FloatElem: Elem {
 }
 
 macro_rules! float_elem {
-    ($t:ty, $bits:ty, $exp:path) => {
+    ($t:ty, $bits:ty, $exp:path, $ldexp:path) => {
         impl Elem for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -50,6 +72,55 @@ macro_rules! float_elem {
             fn pick(take: bool, a: Self, b: Self) -> Self {
                 let mask = (take as $bits).wrapping_neg();
                 <$t>::from_bits((a.to_bits() & mask) | (b.to_bits() & !mask))
+            }
+
+            type Product = FloatProduct<$t>;
+            const PRODUCT_ONE: Self::Product = FloatProduct {
+                m: 1.0,
+                e: 0,
+                special: false,
+            };
+            #[inline]
+            fn product_push(part: &mut Self::Product, v: Self) {
+                const MANT: u32 = <$t>::MANTISSA_DIGITS - 1;
+                const EXP_MAX: $bits = (1 << (<$bits>::BITS - 1 - MANT)) - 1;
+                const HALF_EXP: $bits = EXP_MAX / 2 - 1; // the exponent field of 0.5
+                let bits = v.to_bits();
+                let field = (bits >> MANT) & EXP_MAX;
+                if field == 0 || field == EXP_MAX {
+                    part.special = true;
+                    return;
+                }
+                // v = m · 2^e with |m| in [0.5, 1): the same significand, exponent field of 0.5.
+                let m = <$t>::from_bits((bits & !(EXP_MAX << MANT)) | (HALF_EXP << MANT));
+                let e = field as i64 - HALF_EXP as i64;
+                *part = Self::product_combine(
+                    *part,
+                    FloatProduct {
+                        m,
+                        e,
+                        special: false,
+                    },
+                );
+            }
+            #[inline]
+            fn product_combine(a: Self::Product, b: Self::Product) -> Self::Product {
+                // Both in [0.5, 1]: the product is in [0.25, 1] and rounds as the unscaled
+                // product would in the normal range; doubling it back is exact.
+                let (mut m, mut e) = (a.m * b.m, a.e + b.e);
+                if m.abs() < 0.5 {
+                    m *= 2.0;
+                    e -= 1;
+                }
+                FloatProduct {
+                    m,
+                    e,
+                    special: a.special || b.special,
+                }
+            }
+            #[inline]
+            fn product_finish(part: Self::Product) -> Option<Self> {
+                (!part.special).then(|| $ldexp(part.m, part.e))
             }
         }
         impl FloatElem for $t {
@@ -72,8 +143,27 @@ macro_rules! float_elem {
         }
     };
 }
-float_elem!(f32, u32, exp_f32);
-float_elem!(f64, u64, f64::exp);
+float_elem!(f32, u32, exp_f32, ldexp_f32);
+float_elem!(f64, u64, f64::exp, ldexp_f64);
+
+/// `m · 2^e` rounded once, for `|m|` in `[0.5, 1]`: through f64, where it is exact.
+fn ldexp_f32(m: f32, e: i64) -> f32 {
+    ldexp_f64(m as f64, e.clamp(-400, 400)) as f32
+}
+
+/// `m · 2^e` rounded once, for `|m|` in `[0.5, 1]` (±inf beyond the largest finite value).
+fn ldexp_f64(m: f64, e: i64) -> f64 {
+    let pow2 = |k: i64| f64::from_bits(((k + 1023) as u64) << 52);
+    match e {
+        1025.. => f64::INFINITY.copysign(m),
+        1024 => m * pow2(1023) * 2.0,
+        -1021..=1023 => m * pow2(e),
+        // |m · 2^e| ≤ 2^-1075: rounds to zero.
+        ..=-1075 => 0.0f64.copysign(m),
+        // Scaled exactly into the normal range, then one rounding to the subnormal result.
+        _ => m * pow2(e + 1074) * f64::from_bits(1),
+    }
+}
 
 /// `e^x` for f32 without a libm call, so loops over it vectorise (Cephes' `expf`: `x = n·ln 2 +
 /// r` with `|r| ≤ ln 2 / 2`, a polynomial for `e^r`, `2^n` from exponent bits in two halves so
@@ -134,6 +224,22 @@ macro_rules! int_elem {
                 self.wrapping_mul(other)
             }
             pick_bits!($t);
+
+            // Wrapping products are associative: the partial is the product itself.
+            type Product = $t;
+            const PRODUCT_ONE: Self::Product = 1;
+            #[inline]
+            fn product_push(part: &mut Self::Product, v: Self) {
+                *part = part.wrapping_mul(v);
+            }
+            #[inline]
+            fn product_combine(a: Self::Product, b: Self::Product) -> Self::Product {
+                a.wrapping_mul(b)
+            }
+            #[inline]
+            fn product_finish(part: Self::Product) -> Option<Self> {
+                Some(part)
+            }
         }
     };
 }

@@ -24,7 +24,7 @@ pub(crate) use elem::{Elem, FloatElem, IdElem};
 pub(crate) use extreme::{extreme_simd, reduce_extreme};
 pub(crate) use fused::{Attention, sddmm, spmm};
 pub(crate) use plan::CsrPlan;
-pub(crate) use reduce::{count, reduce_add_mul};
+pub(crate) use reduce::{count, reduce_product, reduce_sum};
 pub(crate) use softmax::{softmax, softmax_in_place};
 
 /// An `[N, d]` output in which segment `s`'s row is `init` folded by `f(s, row)`, built in
@@ -169,7 +169,7 @@ mod tests {
                 let simd = Simd::detect();
                 let (max, arg) =
                     reduce_extreme::<f32, i64>(simd, Alloc::Vec, &data, d, &plan, Extreme::Max);
-                let sum = reduce_add_mul(simd, Alloc::Vec, &data, d, &plan, false);
+                let sum = reduce_sum(simd, Alloc::Vec, &data, d, &plan);
                 (sum, softmax(Alloc::Vec, &data, d, &plan), max, arg)
             })
         };

@@ -6,53 +6,64 @@ use super::per_segment;
 use super::plan::CsrPlan;
 use crate::cpu::simd::{Simd, simd_dispatch};
 
-/// Sum (`prod = false`) or product (`prod = true`) of each segment's rows, identity for empty
-/// ones, with the per-segment body compiled for `simd` and the output from `alloc`.
-pub fn reduce_add_mul<T: Elem>(
+/// Sum of each segment's rows, 0 for empty ones, in row order, with the per-segment body
+/// compiled for `simd` and the output from `alloc`.
+pub fn reduce_sum<T: Elem>(
     simd: Simd,
     alloc: Alloc,
     data: &[T],
     d: usize,
     plan: &CsrPlan,
-    prod: bool,
 ) -> Out<T> {
-    let init = if prod { T::ONE } else { T::ZERO };
-    per_segment(alloc, plan, d, init, |s, acc| {
-        add_mul_segment_simd(simd, data, d, plan, prod, s, acc)
+    per_segment(alloc, plan, d, T::ZERO, |s, acc| {
+        add_segment_simd(simd, data, d, plan, s, acc)
     })
 }
 
-/// Folds segment `s`'s rows into `acc` by addition or multiplication, in row order.
+/// Folds segment `s`'s rows into `acc` by addition, in row order.
 #[inline(always)]
-fn add_mul_segment<T: Elem>(
-    data: &[T],
-    d: usize,
-    plan: &CsrPlan,
-    prod: bool,
-    s: usize,
-    acc: &mut [T],
-) {
+fn add_segment<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, s: usize, acc: &mut [T]) {
     plan.for_rows_prefetch(s, data, d, |r| {
         let x = &data[r * d..(r + 1) * d];
-        if prod {
-            acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.mul(v));
-        } else {
-            acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
-        }
+        acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
     })
 }
 
 simd_dispatch!(
-    /// [`add_mul_segment`] compiled for `simd`.
-    fn add_mul_segment_simd = add_mul_segment [T: Elem] [T] (
+    /// [`add_segment`] compiled for `simd`.
+    fn add_segment_simd = add_segment [T: Elem] [T] (
         data: &[T],
         d: usize,
         plan: &CsrPlan,
-        prod: bool,
         s: usize,
         acc: &mut [T],
     )
 );
+
+/// Product of each segment's rows, 1 for empty ones. Float partials are kept as a mantissa and
+/// an exponent ([`Elem::Product`]), so no intermediate overflows or underflows where the
+/// product itself is a finite, normal number, and the result is rounded once at the end; where
+/// the plain product stays in the normal range the bits are the same. A column with a zero,
+/// subnormal, infinite or NaN factor is multiplied plainly in row order (IEEE propagation).
+pub fn reduce_product<T: Elem>(alloc: Alloc, data: &[T], d: usize, plan: &CsrPlan) -> Out<T> {
+    per_segment(alloc, plan, d, T::ONE, |s, acc| {
+        let mut parts = vec![T::PRODUCT_ONE; d];
+        plan.for_rows_prefetch(s, data, d, |r| {
+            let x = &data[r * d..(r + 1) * d];
+            parts
+                .iter_mut()
+                .zip(x)
+                .for_each(|(p, &v)| T::product_push(p, v));
+        });
+        for (c, (a, p)) in acc.iter_mut().zip(parts).enumerate() {
+            *a = T::product_finish(p).unwrap_or_else(|| {
+                let mut x = T::ONE;
+                plan.for_rows(s, |r| x = x.mul(data[r * d + c]));
+                x
+            });
+        }
+    })
+}
 
 /// Number of rows in each segment.
 pub fn count<I: IdElem>(plan: &CsrPlan) -> Vec<I> {
@@ -69,7 +80,7 @@ mod tests {
     use crate::cpu::simd::Level;
 
     #[test]
-    fn sums_and_products_give_the_same_bits_on_every_instruction_set() {
+    fn sums_give_the_same_bits_on_every_instruction_set() {
         // Values whose sums round, NaN and infinities mixed in.
         let value = |k: usize| match k % 50 {
             0 => f32::NAN,
@@ -77,32 +88,102 @@ mod tests {
             k => (k as f32 - 25.0) / 7.0,
         };
         for_each_isa_case(17, value, |data, d, plan, shuffled| {
-            for prod in [false, true] {
-                let want = reduce_add_mul(
-                    Simd::detect().at_most(Level::Base),
-                    Alloc::Vec,
-                    data,
-                    d,
-                    plan,
-                    prod,
-                );
-                assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| v.fract() != 0.0));
-                for level in [Level::Avx2, Level::Avx512] {
-                    let got = reduce_add_mul(
-                        Simd::detect().at_most(level),
-                        Alloc::Vec,
-                        data,
-                        d,
-                        plan,
-                        prod,
-                    );
-                    assert_eq!(
-                        bits(&got),
-                        bits(&want),
-                        "{level:?} prod: {prod} shuffled: {shuffled}"
-                    );
-                }
+            let want = reduce_sum(
+                Simd::detect().at_most(Level::Base),
+                Alloc::Vec,
+                data,
+                d,
+                plan,
+            );
+            assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| v.fract() != 0.0));
+            for level in [Level::Avx2, Level::Avx512] {
+                let got = reduce_sum(Simd::detect().at_most(level), Alloc::Vec, data, d, plan);
+                assert_eq!(bits(&got), bits(&want), "{level:?} shuffled: {shuffled}");
             }
         });
+    }
+
+    /// Plain row-order products, one segment per column set.
+    fn plain<T: Elem>(data: &[T], d: usize, plan: &CsrPlan) -> Vec<T> {
+        let mut out = vec![T::ONE; plan.num_segments() * d];
+        for s in 0..plan.num_segments() {
+            plan.for_rows(s, |r| {
+                for c in 0..d {
+                    out[s * d + c] = out[s * d + c].mul(data[r * d + c]);
+                }
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn products_do_not_overflow_in_their_partials() {
+        // 2^±600 (f64) and 2^±100 (f32) blocks, alternately scaled by 2.0 and 0.5: the true
+        // product is exactly 1, the row-order product overflows to inf and a reassociated
+        // one gives inf · 0 = NaN.
+        let f64s: Vec<f64> = (0..1000)
+            .map(|i| (if i < 500 { 600f64 } else { -600.0 }).exp2() * [2.0, 0.5][i % 2])
+            .collect();
+        let f32s: Vec<f32> = (0..1000)
+            .map(|i| (if i < 500 { 100f32 } else { -100.0 }).exp2() * [2.0, 0.5][i % 2])
+            .collect();
+        let plan = CsrPlan::new(&[0i64; 1000], 1);
+        assert_eq!(plain(&f64s, 1, &plan)[0], f64::INFINITY);
+        assert_eq!(reduce_product(Alloc::Vec, &f64s, 1, &plan)[0], 1.0);
+        assert_eq!(reduce_product(Alloc::Vec, &f32s, 1, &plan)[0], 1.0);
+        // Unsorted ids: the same rows shuffled between two segments.
+        let ids: Vec<i64> = (0..1000).map(|i| (i % 3 == 0) as i64).collect();
+        let plan = CsrPlan::new(&ids, 2);
+        let got = reduce_product(Alloc::Vec, &f64s, 1, &plan);
+        let log2 = |seg: i64| {
+            (0..1000)
+                .filter(|&i| ids[i] == seg)
+                .map(|i| f64s[i].log2())
+                .sum::<f64>()
+        };
+        assert_eq!(got[0], log2(0).exp2());
+        assert_eq!(got[1], log2(1).exp2());
+    }
+
+    #[test]
+    fn products_round_once_and_keep_ieee_rules() {
+        // Where the row-order product stays normal, the same bits.
+        let data: Vec<f64> = (0..3000)
+            .map(|i| 1.0 + ((i * 37 % 101) as f64 - 50.0) / 97.0)
+            .collect();
+        let ids: Vec<i64> = (0..1000).map(|i| (i * 7919 % 13) as i64).collect();
+        let plan = CsrPlan::new(&ids, 13);
+        let bits64 = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let got = reduce_product(Alloc::Vec, &data, 3, &plan);
+        assert_eq!(bits64(&got), bits64(&plain(&data, 3, &plan)));
+        // A subnormal product, an overflowing one, and columns with 0 · inf, NaN, -0 and a
+        // subnormal factor, which follow the row-order product.
+        let tiny = f64::from_bits(1);
+        let rows = [
+            [(-530f64).exp2(), 600f64.exp2(), 0.0, 1.0, -0.0, tiny],
+            [
+                (-530f64).exp2(),
+                600f64.exp2(),
+                f64::INFINITY,
+                f64::NAN,
+                3.0,
+                4.0,
+            ],
+        ];
+        let data: Vec<f64> = rows.concat();
+        let plan = CsrPlan::new(&[0i64, 0], 1);
+        let got = reduce_product(Alloc::Vec, &data, 6, &plan);
+        assert_eq!(got[0], (-1060f64).exp2());
+        assert_eq!(got[1], f64::INFINITY);
+        assert!(got[2].is_nan() && got[3].is_nan());
+        assert_eq!(got[4].to_bits(), (-0.0f64).to_bits());
+        assert_eq!(got[5], tiny * 4.0);
+        // Integers wrap, as before.
+        let ints = [i32::MAX, 3, 5];
+        let plan = CsrPlan::new(&[0i64, 0, 0], 1);
+        assert_eq!(
+            reduce_product(Alloc::Vec, &ints, 1, &plan)[0],
+            i32::MAX.wrapping_mul(15)
+        );
     }
 }
