@@ -26,6 +26,11 @@
 //!   access pattern of the kernels over unsorted ids and of `spmm`'s gather, as a baseline for
 //!   them (bytes = rows + 8-byte indices);
 //!
+//! - `one_segment/{sum,softmax}/threads=T/E=…,D=16`: one segment of all `E` rows (global
+//!   pooling of one large graph) on a rayon pool of 1 and of 2 threads: a segment of more than
+//!   `CHUNK_ROWS` rows is reduced in chunks in parallel, so the second should take about half
+//!   the first's time (same bits either way);
+//!
 //! - `device_triad`: the same triad with Burn tensor ops on the bench device (on a GPU, the
 //!   baseline for the device's memory bandwidth; fused into one kernel by wgpu's Fusion).
 //!
@@ -530,8 +535,54 @@ fn prefetch<T>(row: &T) {
     let _ = row;
 }
 
+fn one_segment(c: &mut Criterion) {
+    let e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let d = 16;
+    let device = device();
+    let mut state = 7;
+    let values: Vec<f32> = (0..e * d)
+        .map(|_| (lcg(&mut state) % 1000) as f32 / 100.0)
+        .collect();
+    let data = Tensor::<2>::from_data(TensorData::new(values, [e, d]), (&device, DType::F32));
+    let ids = Tensor::<1, Int>::zeros([e], &device);
+    let mut group = c.benchmark_group("one_segment");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .throughput(Throughput::Bytes((e * d * 4 + e * 8) as u64));
+    for threads in [1usize, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
+        let id =
+            |op: &str| BenchmarkId::new(format!("{op}/threads={threads}"), format!("E={e},D={d}"));
+        group.bench_function(id("sum"), |b| {
+            b.iter(|| {
+                let out = pool.install(|| burn_segment::segment_sum(data.clone(), ids.clone(), 1));
+                sync(&device);
+                black_box(out)
+            })
+        });
+        group.bench_function(id("softmax"), |b| {
+            b.iter(|| {
+                let out =
+                    pool.install(|| burn_segment::segment_softmax(data.clone(), ids.clone(), 1));
+                sync(&device);
+                black_box(out)
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
+    one_segment,
     stream_triad,
     device_triad,
     segment_ops,

@@ -63,10 +63,12 @@
 //!   wgpu, unspecified on the composite path, and their gradient is 0).
 //!   [`validate_segment_ids`] returns a typed [`SegmentError`] for callers who want a `Result`.
 //! - **Determinism.** CPU results are bitwise identical whatever the number of threads: each
-//!   segment is reduced by one task in the original row order, with no atomics. Sorted ids are
+//!   segment of up to 4,096 rows is reduced by one task in the original row order, a longer one
+//!   in chunks of 4,096 rows in parallel whose partials combine in a binary tree fixed by the
+//!   segment's length (so one huge segment uses every core), with no atomics. Sorted ids are
 //!   detected in the same O(E) pass that checks the ranges and skip the counting sort. On wgpu,
-//!   sorted ids take CSR kernels that also reduce in row order (sums bitwise equal to the CPU
-//!   kernels'); unsorted ids take atomics, where max, min, their arguments and counts are still
+//!   sorted ids take CSR kernels that reduce in row order (sums bitwise equal to the CPU
+//!   kernels' for segments of up to 4,096 rows); unsorted ids take atomics, where max, min, their arguments and counts are still
 //!   exact, but the last bits of a float sum (and of mean, softmax, logsumexp) may change from
 //!   run to run.
 //! - **Execution context.** The CPU kernels run on the rayon pool of their caller: inside

@@ -7,28 +7,50 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use burn::tensor::{Device, Tensor};
-use burn_segment::{segment_max, segment_softmax, segment_sum};
+use burn_segment::reference::{segment_reduce_reference, segment_softmax_reference};
+use burn_segment::{
+    SegmentReduction, segment_logsumexp, segment_max_with_indices, segment_mean, segment_prod,
+    segment_softmax, segment_sum,
+};
 
 use crate::common::*;
 
-/// Sum, max and softmax of 300k rows × 4 over 2,000 unsorted segments, as bits.
+/// Sum, mean, product, max, argmax, softmax and logsumexp as bits, over one segment of 10⁶
+/// rows (reduced in chunks) and over segments of mixed sizes (chunked and not).
 fn run(device: &Device) -> Vec<u64> {
-    let rows = 300_000;
-    let values: Vec<f64> = (0..rows * 4)
-        .map(|i| ((i * 37) % 101) as f64 / 16.0 - 3.0)
-        .collect();
-    let segment_ids: Vec<i64> = (0..rows as i64).map(|i| (i * 7919) % 2000).collect();
-    let x: Tensor<2> = f32s(&values, [rows, 4], device);
-    let ids = ids(&segment_ids, device, false);
-    [
-        segment_sum(x.clone(), ids.clone(), 2000),
-        segment_max(x.clone(), ids.clone(), 2000),
-        segment_softmax(x, ids, 2000),
-    ]
-    .into_iter()
-    .flat_map(read)
-    .map(f64::to_bits)
-    .collect()
+    let rows = 1_000_000;
+    let values = values(rows * 2);
+    let x: Tensor<2> = f32s(&values, [rows, 2], device);
+    let mixed: Vec<i64> = (0..rows as i64).map(|i| mixed_id(i as usize)).collect();
+    let mut out = vec![];
+    for (segment_ids, n) in [(vec![0i64; rows], 1), (mixed, 40)] {
+        let ids = ids(&segment_ids, device, false);
+        let (max, arg) = segment_max_with_indices(x.clone(), ids.clone(), n);
+        for t in [
+            segment_sum(x.clone(), ids.clone(), n),
+            segment_mean(x.clone(), ids.clone(), n),
+            segment_prod(x.clone(), ids.clone(), n),
+            max,
+            segment_softmax(x.clone(), ids.clone(), n),
+            segment_logsumexp(x.clone(), ids.clone(), n),
+        ] {
+            out.extend(read(t).into_iter().map(f64::to_bits));
+        }
+        out.extend(read_int(arg).into_iter().map(|a| a as u64));
+    }
+    out
+}
+
+/// Values near 1 (so that a product of 10⁶ of them stays finite), f32-exact.
+fn values(len: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| 1.0 + ((i * 37) % 101) as f64 / 4096.0 - 50.0 / 4096.0)
+        .collect()
+}
+
+/// Segments of 0 to about 100,000 rows, interleaved: `i`'s segment among 40.
+fn mixed_id(i: usize) -> i64 {
+    ((i * 7919) % 1000).isqrt() as i64 + i.is_multiple_of(9) as i64
 }
 
 #[test]
@@ -79,5 +101,17 @@ fn ops_inside_install_run_on_that_pool_with_the_same_bits() {
             );
         }
         blocked.store(false, Ordering::SeqCst);
+        // The chunked single segment against the f64 references.
+        let rows = 1_000_000;
+        let data = values(rows * 2);
+        let ids0 = vec![0i64; rows];
+        let x: Tensor<2> = f32s(&data, [rows, 2], &target.device);
+        let t_ids = ids(&ids0, &target.device, false);
+        let sum = segment_reduce_reference(&data, 2, &ids0, 1, SegmentReduction::Sum);
+        let got = read(segment_sum(x.clone(), t_ids.clone(), 1));
+        assert_close("chunked sum", &got, &sum, 1e-5, 0.0);
+        let softmax = segment_softmax_reference(&data, 2, &ids0, 1);
+        let got = read(segment_softmax(x, t_ids, 1));
+        assert_close("chunked softmax", &got, &softmax, 1e-4, 1e-12);
     }
 }

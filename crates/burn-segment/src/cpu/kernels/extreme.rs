@@ -1,10 +1,13 @@
 //! Max and min of each segment's rows, with the row that attains them.
 
+use core::ops::Range;
+
 use rayon::prelude::*;
 
 use super::elem::{Elem, IdElem, pick_bits};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::CsrPlan;
+use super::{chunk_tree, is_long};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Level, Simd, simd_dispatch};
 
@@ -106,11 +109,37 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
                         arg.iter_mut().for_each(|a| _ = a.write(I::from_i64(-1)));
                         return;
                     };
-                    local_val.copy_from_slice(&data[first * d..(first + 1) * d]);
-                    local_arg.iter_mut().for_each(|a| *a = A::from_row(first));
-                    fold_segment_simd::<T, A, MAX>(
-                        simd, data, d, plan, s, first, local_val, local_arg,
-                    );
+                    if is_long(plan, s) {
+                        let (v, a) = chunk_tree(
+                            plan,
+                            s,
+                            |slots| {
+                                let first = plan.row_at(slots.start);
+                                let mut v = data[first * d..(first + 1) * d].to_vec();
+                                let mut a = vec![A::from_row(first); d];
+                                fold_slots_simd::<T, A, MAX>(
+                                    simd, data, d, plan, slots, first, &mut v, &mut a,
+                                );
+                                (v, a)
+                            },
+                            combine::<T, A, MAX>,
+                        );
+                        local_val.copy_from_slice(&v);
+                        local_arg.copy_from_slice(&a);
+                    } else {
+                        local_val.copy_from_slice(&data[first * d..(first + 1) * d]);
+                        local_arg.iter_mut().for_each(|a| *a = A::from_row(first));
+                        fold_slots_simd::<T, A, MAX>(
+                            simd,
+                            data,
+                            d,
+                            plan,
+                            plan.slots(s),
+                            first,
+                            local_val,
+                            local_arg,
+                        );
+                    }
                     val.iter_mut()
                         .zip(local_val.iter())
                         .for_each(|(v, &l)| _ = v.write(l));
@@ -125,17 +154,40 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
     unsafe { (assume_written(values), assume_written(args)) }
 }
 
+/// The extremes of two chunks, the left one's rows first: the rule of [`fold_row`] per column,
+/// so the result is the one a single pass in row order finds.
+fn combine<T: Elem, A: ArgIndex, const MAX: bool>(
+    (mut val, mut arg): (Vec<T>, Vec<A>),
+    (right_val, right_arg): (Vec<T>, Vec<A>),
+) -> (Vec<T>, Vec<A>) {
+    for ((c, a), (v, r)) in val
+        .iter_mut()
+        .zip(arg.iter_mut())
+        .zip(right_val.into_iter().zip(right_arg))
+    {
+        let better = if MAX { v > *c } else { v < *c };
+        #[allow(clippy::eq_op)]
+        let first_nan = v != v && *c == *c;
+        if better || first_nan {
+            (*c, *a) = (v, r);
+        }
+    }
+    (val, arg)
+}
+
 /// Columns folded at once: the running values and arguments of a block stay in registers for
 /// all the rows of a segment, so nothing is stored per row.
 const BLOCK: usize = 16;
 
-/// Folds every row of segment `s` but its first into `val` / `arg`, `BLOCK` columns at a time.
+/// Folds every row at CSR positions `slots` but `first` into `val` / `arg`, `BLOCK` columns at
+/// a time.
 #[inline(always)]
-fn fold_segment<T: Elem, A: ArgIndex, const MAX: bool>(
+#[allow(clippy::too_many_arguments)]
+fn fold_slots<T: Elem, A: ArgIndex, const MAX: bool>(
     data: &[T],
     d: usize,
     plan: &CsrPlan,
-    s: usize,
+    slots: Range<usize>,
     first: usize,
     val: &mut [T],
     arg: &mut [A],
@@ -144,7 +196,7 @@ fn fold_segment<T: Elem, A: ArgIndex, const MAX: bool>(
     while j0 + BLOCK <= d {
         let mut v: [T; BLOCK] = val[j0..j0 + BLOCK].try_into().expect("a full block");
         let mut a: [A; BLOCK] = arg[j0..j0 + BLOCK].try_into().expect("a full block");
-        plan.for_rows_prefetch(s, data, d, |r| {
+        plan.for_slots_prefetch(slots.clone(), data, d, |r| {
             if r != first {
                 let x: &[T; BLOCK] = data[r * d + j0..r * d + j0 + BLOCK]
                     .try_into()
@@ -158,7 +210,7 @@ fn fold_segment<T: Elem, A: ArgIndex, const MAX: bool>(
     }
     if j0 < d {
         let (val, arg) = (&mut val[j0..], &mut arg[j0..]);
-        plan.for_rows_prefetch(s, data, d, |r| {
+        plan.for_slots_prefetch(slots.clone(), data, d, |r| {
             if r != first {
                 fold_row::<T, A, MAX>(val, arg, &data[r * d + j0..(r + 1) * d], A::from_row(r));
             }
@@ -167,12 +219,12 @@ fn fold_segment<T: Elem, A: ArgIndex, const MAX: bool>(
 }
 
 simd_dispatch!(
-    /// [`fold_segment`] compiled for `simd` (the branch-free selects become blends).
-    fn fold_segment_simd = fold_segment [T: Elem, A: ArgIndex, const MAX: bool] [T, A, MAX] (
+    /// [`fold_slots`] compiled for `simd` (the branch-free selects become blends).
+    fn fold_slots_simd = fold_slots [T: Elem, A: ArgIndex, const MAX: bool] [T, A, MAX] (
         data: &[T],
         d: usize,
         plan: &CsrPlan,
-        s: usize,
+        slots: Range<usize>,
         first: usize,
         val: &mut [T],
         arg: &mut [A],

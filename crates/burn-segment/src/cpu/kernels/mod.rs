@@ -13,6 +13,7 @@ mod reduce;
 mod softmax;
 
 use core::mem::MaybeUninit;
+use core::ops::Range;
 
 use rayon::prelude::*;
 
@@ -51,6 +52,50 @@ pub(super) fn per_segment<T: Copy + Send + Sync>(
     }
     // SAFETY: the loop above wrote every row (with `d == 0` there are no elements).
     unsafe { assume_written(out) }
+}
+
+/// Rows above which a segment is reduced in chunks of this many rows, in parallel, the chunks'
+/// partials combined in a fixed binary tree ([`chunk_tree`]): its result depends on the data
+/// and this constant only, never on the number of threads. Shorter segments are folded in row
+/// order by one task.
+pub(crate) const CHUNK_ROWS: usize = 1 << 12;
+
+/// Whether segment `s` is long enough to be reduced in chunks.
+pub(super) fn is_long(plan: &CsrPlan, s: usize) -> bool {
+    plan.slots(s).len() > CHUNK_ROWS
+}
+
+/// The CSR positions of segment `s` in chunks of [`CHUNK_ROWS`].
+pub(super) fn chunks(plan: &CsrPlan, s: usize) -> Vec<Range<usize>> {
+    let slots = plan.slots(s);
+    let end = slots.end;
+    slots
+        .step_by(CHUNK_ROWS)
+        .map(|a| a..(a + CHUNK_ROWS).min(end))
+        .collect()
+}
+
+/// `fold(chunk)` for every chunk of segment `s` (in parallel), combined pairwise level by level
+/// (`combine(left, right)`, an odd last one carried up): a tree fixed by the segment's length.
+pub(super) fn chunk_tree<P: Send>(
+    plan: &CsrPlan,
+    s: usize,
+    fold: impl Fn(Range<usize>) -> P + Sync,
+    combine: impl Fn(P, P) -> P,
+) -> P {
+    let mut parts: Vec<P> = chunks(plan, s).into_par_iter().map(&fold).collect();
+    while parts.len() > 1 {
+        let mut level = parts.into_iter();
+        let mut next = Vec::with_capacity(level.len().div_ceil(2));
+        while let Some(left) = level.next() {
+            next.push(match level.next() {
+                Some(right) => combine(left, right),
+                None => left,
+            });
+        }
+        parts = next;
+    }
+    parts.pop().expect("a segment with rows has a chunk")
 }
 
 /// `row` as the `T`s it holds.
@@ -177,5 +222,86 @@ mod tests {
         assert_eq!(bits(&a.0), bits(&b.0));
         assert_eq!(bits(&a.1), bits(&b.1));
         assert_eq!((bits(&a.2), &a.3[..]), (bits(&b.2), &b.3[..]));
+    }
+
+    #[test]
+    fn long_segments_in_chunks_match_a_single_pass_and_any_thread_count() {
+        // One segment of 3 chunks and a bit, one just over a chunk, short ones around them;
+        // ids sorted and interleaved. Ties, NaN and ±inf in two columns.
+        let d = 3;
+        let lens = [5, 3 * CHUNK_ROWS + 77, 0, CHUNK_ROWS + 1, 1, CHUNK_ROWS];
+        for shuffled in [false, true] {
+            let mut ids: Vec<i64> = lens
+                .iter()
+                .enumerate()
+                .flat_map(|(s, &len)| std::iter::repeat_n(s as i64, len))
+                .collect();
+            if shuffled {
+                let mut next = testing::lcg(3);
+                for i in (1..ids.len()).rev() {
+                    ids.swap(i, next() % (i + 1));
+                }
+            }
+            let rows = ids.len();
+            let data: Vec<f32> = (0..rows * d)
+                .map(|i| match (i % d, i * 7919 % 10007) {
+                    (0, 17) => f32::NAN,
+                    (1, 23) => f32::INFINITY,
+                    (_, k) => (k % 211) as f32 / 16.0 - 6.0,
+                })
+                .collect();
+            let plan = CsrPlan::new(&ids, lens.len());
+            let run = |threads| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| {
+                    let simd = Simd::detect();
+                    let (max, arg) =
+                        reduce_extreme::<f32, i64>(simd, Alloc::Vec, &data, d, &plan, Extreme::Max);
+                    let sum = reduce_sum(simd, Alloc::Vec, &data, d, &plan);
+                    let prod = reduce_product(Alloc::Vec, &data, d, &plan);
+                    (sum, prod, softmax(Alloc::Vec, &data, d, &plan), max, arg)
+                })
+            };
+            let one = run(1);
+            for threads in [2, 3] {
+                let other = run(threads);
+                assert_eq!(bits(&one.0), bits(&other.0), "sum, {threads} threads");
+                assert_eq!(bits(&one.1), bits(&other.1), "prod, {threads} threads");
+                assert_eq!(bits(&one.2), bits(&other.2), "softmax, {threads} threads");
+                assert_eq!(bits(&one.3), bits(&other.3), "max, {threads} threads");
+                assert_eq!(one.4[..], other.4[..], "argmax, {threads} threads");
+            }
+            // Against one pass in row order: the extremes exactly, the sums to f32 rounding.
+            for (s, _) in lens.iter().enumerate() {
+                for c in 0..d {
+                    let col: Vec<(usize, f32)> = (0..rows)
+                        .filter(|&r| ids[r] == s as i64)
+                        .map(|r| (r, data[r * d + c]))
+                        .collect();
+                    let (mut best, mut at) = (f32::NEG_INFINITY, -1i64);
+                    for &(r, v) in &col {
+                        if (v > best) || (v.is_nan() && !best.is_nan()) {
+                            (best, at) = (v, r as i64);
+                        }
+                    }
+                    if col.is_empty() {
+                        at = -1;
+                    }
+                    assert_eq!(one.3[s * d + c].to_bits(), best.to_bits(), "max {s} {c}");
+                    assert_eq!(one.4[s * d + c], at, "argmax {s} {c}");
+                    let exact: f64 = col.iter().map(|&(_, v)| v as f64).sum();
+                    let got = one.0[s * d + c] as f64;
+                    assert!(
+                        got == exact
+                            || got.is_nan() && exact.is_nan()
+                            || (got - exact).abs() <= 1e-3 * exact.abs().max(1.0),
+                        "sum {s} {c}: {got} vs {exact}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The CSR plan of a segment-id list, the id scan that builds it, and the prefetch hints its
 //! row walks issue.
 
+use core::ops::Range;
+
 use rayon::prelude::*;
 
 use super::elem::IdElem;
@@ -80,22 +82,13 @@ impl CsrPlan {
     /// Always inlined, so that `f`'s loop is compiled with its caller's target features (an
     /// AVX2 kernel's division pass ran 4 lanes wide inside an out-of-line `for_rows`).
     #[inline(always)]
-    pub fn for_rows(&self, s: usize, mut f: impl FnMut(usize)) {
-        let range = self.offsets[s]..self.offsets[s + 1];
-        match &self.order {
-            None => range.for_each(&mut f),
-            Some(order) => order[range].iter().for_each(|&r| f(r)),
-        }
+    pub fn for_rows(&self, s: usize, f: impl FnMut(usize)) {
+        self.for_slots(self.slots(s), f)
     }
 
     /// As [`for_rows`](Self::for_rows), prefetching the rows a few positions ahead in the
-    /// permutation when the ids were unsorted: random row reads are latency bound otherwise.
-    #[inline(always)]
-    pub fn for_rows_prefetch<T>(&self, s: usize, data: &[T], d: usize, f: impl FnMut(usize)) {
-        self.for_rows_prefetch_to::<TO_L2, T>(s, data, d, f)
-    }
-
-    /// [`for_rows_prefetch`](Self::for_rows_prefetch) with x86's prefetch hint `HINT`
+    /// permutation when the ids were unsorted (random row reads are latency bound otherwise),
+    /// with x86's prefetch hint `HINT`
     /// ([`TO_L1`] or [`TO_L2`]).
     #[inline(always)]
     pub(super) fn for_rows_prefetch_to<const HINT: i32, T>(
@@ -110,15 +103,58 @@ impl CsrPlan {
 
     /// As [`for_rows`](Self::for_rows), calling `prefetch(row)` for the row a few positions
     /// ahead in the permutation when the ids were unsorted (see
-    /// [`for_rows_prefetch`](Self::for_rows_prefetch)).
+    /// [`for_rows_prefetch_to`](Self::for_rows_prefetch_to)).
     #[inline(always)]
-    pub(super) fn for_rows_ahead(
+    pub(super) fn for_rows_ahead(&self, s: usize, prefetch: impl Fn(usize), f: impl FnMut(usize)) {
+        self.for_slots_ahead(self.slots(s), prefetch, f)
+    }
+
+    /// The positions of segment `s`'s rows in CSR order: `offsets[s]..offsets[s + 1]`.
+    #[inline(always)]
+    pub fn slots(&self, s: usize) -> Range<usize> {
+        self.offsets[s]..self.offsets[s + 1]
+    }
+
+    /// The row at CSR position `slot`.
+    #[inline(always)]
+    pub fn row_at(&self, slot: usize) -> usize {
+        self.order.as_ref().map_or(slot, |order| order[slot])
+    }
+
+    /// Calls `f(row)` for the rows at CSR positions `slots`, in order.
+    #[inline(always)]
+    pub fn for_slots(&self, slots: Range<usize>, mut f: impl FnMut(usize)) {
+        match &self.order {
+            None => slots.for_each(&mut f),
+            Some(order) => order[slots].iter().for_each(|&r| f(r)),
+        }
+    }
+
+    /// As [`for_slots`](Self::for_slots), prefetching rows ahead into L2 as
+    /// [`for_rows_prefetch_to`](Self::for_rows_prefetch_to) does.
+    #[inline(always)]
+    pub fn for_slots_prefetch<T>(
         &self,
-        s: usize,
+        slots: Range<usize>,
+        data: &[T],
+        d: usize,
+        f: impl FnMut(usize),
+    ) {
+        self.for_slots_ahead(
+            slots,
+            |ahead| prefetch_row_to::<TO_L2, T>(data, ahead * d, d),
+            f,
+        )
+    }
+
+    /// As [`for_rows_ahead`](Self::for_rows_ahead), over the CSR positions `slots`.
+    #[inline(always)]
+    pub(super) fn for_slots_ahead(
+        &self,
+        range: Range<usize>,
         prefetch: impl Fn(usize),
         mut f: impl FnMut(usize),
     ) {
-        let range = self.offsets[s]..self.offsets[s + 1];
         match &self.order {
             None => range.for_each(&mut f),
             Some(order) => {
@@ -196,7 +232,7 @@ impl CsrPlan {
     }
 }
 
-/// How many rows ahead of the current one [`CsrPlan::for_rows_prefetch`] prefetches.
+/// How many rows ahead of the current one [`CsrPlan::for_slots_ahead`] prefetches.
 const PREFETCH_DISTANCE: usize = 32;
 
 /// How many rows ahead [`CsrPlan::for_rows_prefetch_gather`] and [`sddmm`] prefetch.

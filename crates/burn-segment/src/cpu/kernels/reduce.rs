@@ -1,13 +1,16 @@
 //! Sums, products and counts of each segment's rows.
 
+use core::ops::Range;
+
 use super::elem::{Elem, IdElem};
 use super::output::{Alloc, Out};
-use super::per_segment;
 use super::plan::CsrPlan;
+use super::{chunk_tree, is_long, per_segment};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
-/// Sum of each segment's rows, 0 for empty ones, in row order, with the per-segment body
-/// compiled for `simd` and the output from `alloc`.
+/// Sum of each segment's rows, 0 for empty ones, with the per-segment body compiled for `simd`
+/// and the output from `alloc`: in row order, or for a segment of more than [`CHUNK_ROWS`](super::CHUNK_ROWS)
+/// rows, chunk by chunk in parallel and combined in [`chunk_tree`]'s fixed tree.
 pub fn reduce_sum<T: Elem>(
     simd: Simd,
     alloc: Alloc,
@@ -16,26 +19,37 @@ pub fn reduce_sum<T: Elem>(
     plan: &CsrPlan,
 ) -> Out<T> {
     per_segment(alloc, plan, d, T::ZERO, |s, acc| {
-        add_segment_simd(simd, data, d, plan, s, acc)
+        if !is_long(plan, s) {
+            return add_slots_simd(simd, data, d, plan, plan.slots(s), acc);
+        }
+        let sum = |slots| {
+            let mut part = vec![T::ZERO; d];
+            add_slots_simd(simd, data, d, plan, slots, &mut part);
+            part
+        };
+        acc.copy_from_slice(&chunk_tree(plan, s, sum, |mut l, r| {
+            l.iter_mut().zip(r).for_each(|(a, b)| *a = a.add(b));
+            l
+        }));
     })
 }
 
-/// Folds segment `s`'s rows into `acc` by addition, in row order.
+/// Folds the rows at CSR positions `slots` into `acc` by addition, in row order.
 #[inline(always)]
-fn add_segment<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, s: usize, acc: &mut [T]) {
-    plan.for_rows_prefetch(s, data, d, |r| {
+fn add_slots<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, slots: Range<usize>, acc: &mut [T]) {
+    plan.for_slots_prefetch(slots, data, d, |r| {
         let x = &data[r * d..(r + 1) * d];
         acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
     })
 }
 
 simd_dispatch!(
-    /// [`add_segment`] compiled for `simd`.
-    fn add_segment_simd = add_segment [T: Elem] [T] (
+    /// [`add_slots`] compiled for `simd`.
+    fn add_slots_simd = add_slots [T: Elem] [T] (
         data: &[T],
         d: usize,
         plan: &CsrPlan,
-        s: usize,
+        slots: Range<usize>,
         acc: &mut [T],
     )
 );
@@ -45,16 +59,31 @@ simd_dispatch!(
 /// product itself is a finite, normal number, and the result is rounded once at the end; where
 /// the plain product stays in the normal range the bits are the same. A column with a zero,
 /// subnormal, infinite or NaN factor is multiplied plainly in row order (IEEE propagation).
+/// Segments of more than [`CHUNK_ROWS`](super::CHUNK_ROWS) rows are multiplied chunk by chunk in parallel, as
+/// [`reduce_sum`]'s.
 pub fn reduce_product<T: Elem>(alloc: Alloc, data: &[T], d: usize, plan: &CsrPlan) -> Out<T> {
-    per_segment(alloc, plan, d, T::ONE, |s, acc| {
+    let part = |slots: Range<usize>| {
         let mut parts = vec![T::PRODUCT_ONE; d];
-        plan.for_rows_prefetch(s, data, d, |r| {
+        plan.for_slots_prefetch(slots, data, d, |r| {
             let x = &data[r * d..(r + 1) * d];
             parts
                 .iter_mut()
                 .zip(x)
                 .for_each(|(p, &v)| T::product_push(p, v));
         });
+        parts
+    };
+    per_segment(alloc, plan, d, T::ONE, |s, acc| {
+        let parts = if is_long(plan, s) {
+            chunk_tree(plan, s, part, |mut l, r| {
+                l.iter_mut()
+                    .zip(r)
+                    .for_each(|(a, b)| *a = T::product_combine(*a, b));
+                l
+            })
+        } else {
+            part(plan.slots(s))
+        };
         for (c, (a, p)) in acc.iter_mut().zip(parts).enumerate() {
             *a = T::product_finish(p).unwrap_or_else(|| {
                 let mut x = T::ONE;

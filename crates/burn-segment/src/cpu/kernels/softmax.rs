@@ -1,13 +1,14 @@
 //! Softmax over each segment's rows, out of place or over its input.
 
 use core::mem::MaybeUninit;
+use core::ops::Range;
 
 use rayon::prelude::*;
 
-use super::RowsPtr;
 use super::elem::FloatElem;
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::{CsrPlan, TO_L1};
+use super::{RowsPtr, chunk_tree, chunks, is_long};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
 // ANCHOR: kernel_softmax
@@ -73,7 +74,13 @@ unsafe fn softmax_into<T: FloatElem>(
                 // SAFETY: `ptr` is `out`, `rows × d` long, which `src` (a shared borrow) cannot
                 // overlap, and this task is the only one that handles segment `s`, so no other
                 // touches its rows; without `src` they hold values (this function's contract).
-                unsafe { softmax_segment_simd(simd, src, d, plan, s, scratch, ptr) };
+                unsafe {
+                    if is_long(plan, s) {
+                        softmax_long(simd, src, d, plan, s, ptr)
+                    } else {
+                        softmax_segment_simd(simd, src, d, plan, s, scratch, ptr)
+                    }
+                };
             },
         );
 }
@@ -155,6 +162,104 @@ unsafe fn softmax_segment<T: FloatElem>(
     });
 }
 // ANCHOR_END: kernel_softmax
+
+/// [`softmax_segment`] for a segment of more than [`CHUNK_ROWS`](super::CHUNK_ROWS) rows: each
+/// of its three passes runs over the segment's chunks in parallel. The maximum is exact in any
+/// order; the sums of the exponentials are combined in [`chunk_tree`]'s fixed tree, so the
+/// result does not depend on the number of threads.
+///
+/// # Safety
+/// As [`softmax_segment`].
+unsafe fn softmax_long<T: FloatElem>(
+    simd: Simd,
+    src: Option<&[T]>,
+    d: usize,
+    plan: &CsrPlan,
+    s: usize,
+    ptr: RowsPtr<T>,
+) {
+    // SAFETY (every `ptr.row` / `ptr.write_row` below): the chunks split segment `s`'s rows,
+    // which only this segment's task touches, so each row is reached by one chunk task alone.
+    let row = |r: usize| match src {
+        Some(src) => &src[r * d..(r + 1) * d],
+        None => unsafe { ptr.row(r, d) },
+    };
+    let max = |slots: Range<usize>| {
+        let mut m = row(plan.row_at(slots.start)).to_vec();
+        plan.for_slots(slots, |r| {
+            let x = row(r);
+            m.iter_mut().zip(x).for_each(|(m, &v)| *m = m.max_num(v));
+            if src.is_some() {
+                unsafe { ptr.write_row(r, x) };
+            }
+        });
+        m
+    };
+    let mut shift = chunk_tree(plan, s, max, |mut l, r| {
+        l.iter_mut().zip(r).for_each(|(a, b)| *a = a.max_num(b));
+        l
+    });
+    // As in `softmax_segment`: shift by 0 where every logit is -inf.
+    for m in shift.iter_mut() {
+        if *m == T::LOWEST {
+            *m = T::ZERO;
+        }
+    }
+    let exp_sum = |slots| {
+        let mut sum = vec![T::ZERO; d];
+        unsafe { exp_slots_simd(simd, d, plan, slots, &shift, &mut sum, ptr) };
+        sum
+    };
+    let sum = chunk_tree(plan, s, exp_sum, |mut l, r| {
+        l.iter_mut().zip(r).for_each(|(a, b)| *a = a.add(b));
+        l
+    });
+    chunks(plan, s).into_par_iter().for_each(|slots| {
+        plan.for_slots(slots, |r| {
+            let y = unsafe { ptr.row(r, d) };
+            y.iter_mut().zip(&sum).for_each(|(v, &t)| *v = v.div(t));
+        })
+    });
+}
+
+/// The rows at CSR positions `slots` of `ptr` replaced by `exp(row - shift)`, summed into `sum`
+/// in row order.
+///
+/// # Safety
+/// As [`softmax_segment`], for the rows at `slots`.
+#[inline(always)]
+unsafe fn exp_slots<T: FloatElem>(
+    d: usize,
+    plan: &CsrPlan,
+    slots: Range<usize>,
+    shift: &[T],
+    sum: &mut [T],
+    ptr: RowsPtr<T>,
+) {
+    plan.for_slots(slots, |r| {
+        let y = unsafe { ptr.row(r, d) };
+        for ((y, &m), t) in y.iter_mut().zip(shift).zip(sum.iter_mut()) {
+            let e = y.sub(m).exp();
+            *y = e;
+            *t = t.add(e);
+        }
+    });
+}
+
+simd_dispatch!(
+    /// [`exp_slots`] compiled for `simd`.
+    ///
+    /// # Safety
+    /// As [`exp_slots`].
+    unsafe fn exp_slots_simd = exp_slots [T: FloatElem] [T] (
+        d: usize,
+        plan: &CsrPlan,
+        slots: Range<usize>,
+        shift: &[T],
+        sum: &mut [T],
+        ptr: RowsPtr<T>,
+    )
+);
 
 simd_dispatch!(
     /// [`softmax_segment`] compiled for `simd`: its `exp` loop runs 8 (AVX2) or 16 (AVX-512)
