@@ -36,15 +36,21 @@ macro_rules! arg_index {
 arg_index!(u32);
 arg_index!(u64);
 
+/// Whether `v`, coming after `held`, replaces it: strictly better, or the first NaN.
+#[inline(always)]
+fn wins<T: Elem, const MAX: bool>(held: T, v: T) -> bool {
+    let better = if MAX { v > held } else { v < held };
+    #[allow(clippy::eq_op)]
+    let first_nan = v != v && held == held;
+    better | first_nan
+}
+
 /// Folds row `x` (index `row`) into the running extreme: take `v` if it is strictly better, or
 /// the first NaN; a NaN already held is never replaced. Branch-free so that it vectorises.
 #[inline(always)]
 fn fold_row<T: Elem, A: ArgIndex, const MAX: bool>(val: &mut [T], arg: &mut [A], x: &[T], row: A) {
     for ((c, a), &v) in val.iter_mut().zip(arg.iter_mut()).zip(x) {
-        let better = if MAX { v > *c } else { v < *c };
-        #[allow(clippy::eq_op)]
-        let first_nan = v != v && *c == *c;
-        let take = better | first_nan;
+        let take = wins::<T, MAX>(*c, v);
         *c = T::pick(take, v, *c);
         *a = A::pick(take, row, *a);
     }
@@ -165,10 +171,7 @@ fn combine<T: Elem, A: ArgIndex, const MAX: bool>(
         .zip(arg.iter_mut())
         .zip(right_val.into_iter().zip(right_arg))
     {
-        let better = if MAX { v > *c } else { v < *c };
-        #[allow(clippy::eq_op)]
-        let first_nan = v != v && *c == *c;
-        if better || first_nan {
+        if wins::<T, MAX>(*c, v) {
             (*c, *a) = (v, r);
         }
     }

@@ -145,15 +145,7 @@ unsafe fn softmax_segment<T: FloatElem>(
         }
     }
     sum.iter_mut().for_each(|v| *v = T::ZERO);
-    plan.for_rows(s, |r| {
-        let y = unsafe { ptr.row(r, d) };
-        // Zipped rather than indexed: no bounds checks, so the loop (and `exp`) vectorises.
-        for ((y, &m), t) in y.iter_mut().zip(shift.iter()).zip(sum.iter_mut()) {
-            let e = y.sub(m).exp();
-            *y = e;
-            *t = t.add(e);
-        }
-    });
+    unsafe { exp_slots(d, plan, plan.slots(s), shift, sum, ptr) };
     plan.for_rows(s, |r| {
         let y = unsafe { ptr.row(r, d) };
         y.iter_mut()
@@ -238,6 +230,7 @@ unsafe fn exp_slots<T: FloatElem>(
 ) {
     plan.for_slots(slots, |r| {
         let y = unsafe { ptr.row(r, d) };
+        // Zipped rather than indexed: no bounds checks, so the loop (and `exp`) vectorises.
         for ((y, &m), t) in y.iter_mut().zip(shift).zip(sum.iter_mut()) {
             let e = y.sub(m).exp();
             *y = e;
