@@ -29,8 +29,8 @@ use burn_gnn::train::accuracy;
 use burn_gnn_data::{NeighborLoader, SampledBatch};
 use burn_gnn_nn::{GraphSage, GraphSageConfig};
 use clap::Parser;
-use common::cli::{Backend, at_least, exit_with};
-use common::large::{BLOCKS, FEATURES, LargeGraph, large_graph, peak_rss_mb};
+use common::cli::{Backend, at_least};
+use common::large::{self as large, BLOCKS, FEATURES, LargeGraph, peak_rss_mb};
 use common::progress::Progress;
 
 /// GraphSAGE with neighbour sampling (fan-outs 15 and 10) on a generated graph of a million
@@ -108,20 +108,12 @@ fn main() {
         lists,
         x,
         labels,
-        num_edges,
         train,
         val,
         test,
-    } = large_graph(n, args.degree).unwrap_or_else(|e| exit_with(2, e));
+        ..
+    } = large::build(n, args.degree);
     let x = Tensor::<2>::from_data(TensorData::new(x, [n, FEATURES]), &base);
-    println!(
-        "graph: {n} nodes, {num_edges} edges, {BLOCKS} classes, {FEATURES} features; train/val/test {}/{}/{}; built in {:.1} s; peak memory {:.0} MB",
-        train.len(),
-        val.len(),
-        test.len(),
-        start.elapsed().as_secs_f64(),
-        peak_rss_mb().unwrap_or(f64::NAN)
-    );
 
     // ANCHOR: loader
     let fanouts = vec![15, 10];

@@ -39,7 +39,7 @@ use burn_gnn::nn::GraphSageConfig;
 use burn_gnn::train::{NodeClassification, SampledNodeLoader, accuracy};
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, at_least, exit_with};
-use common::large::{BLOCKS, FEATURES, LargeGraph, large_graph, peak_rss_mb};
+use common::large::{self as large, BLOCKS, FEATURES, LargeGraph, peak_rss_mb};
 
 /// How training is spread over devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -122,20 +122,13 @@ fn main() {
         lists,
         x,
         labels,
-        num_edges,
         train,
         val,
         test,
-    } = large_graph(n, 10.0).unwrap_or_else(|e| exit_with(2, e));
+        ..
+    } = large::build(n, 10.0);
     // Features stay on the first device; each batch's rows are gathered there and moved.
     let x = Tensor::<2>::from_data(TensorData::new(x, [n, FEATURES]), &base);
-    println!(
-        "graph: {n} nodes, {num_edges} edges; {} training, {} validation and {} test seeds; built in {:.1} s",
-        train.len(),
-        val.len(),
-        test.len(),
-        start.elapsed().as_secs_f64()
-    );
 
     // ANCHOR: learner
     let train_dev = base.clone().autodiff();

@@ -5,9 +5,12 @@
 //! better than its own features. 5 % of the nodes train, 1 % validate, 1 % test.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use burn_gnn_data::synthetic::{SplitMix64, stochastic_block_model};
 use burn_gnn_data::{DataError, InNeighbors};
+
+use super::cli::exit_with;
 
 /// Classes (blocks).
 pub const BLOCKS: usize = 8;
@@ -32,8 +35,25 @@ pub struct LargeGraph {
     pub test: Vec<i64>,
 }
 
+/// The graph of `n` nodes with mean in-degree `degree`, after a line saying what it holds and
+/// how long it took (exits with status 2 when it cannot be built).
+pub fn build(n: usize, degree: f64) -> LargeGraph {
+    let start = Instant::now();
+    let g = large_graph(n, degree).unwrap_or_else(|e| exit_with(2, e));
+    println!(
+        "graph: {n} nodes, {} edges, {BLOCKS} classes, {FEATURES} features; train/val/test {}/{}/{}; built in {:.1} s; peak memory {:.0} MB",
+        g.num_edges,
+        g.train.len(),
+        g.val.len(),
+        g.test.len(),
+        start.elapsed().as_secs_f64(),
+        peak_rss_mb().unwrap_or(f64::NAN)
+    );
+    g
+}
+
 /// The graph of `n` nodes with mean in-degree `degree`.
-pub fn large_graph(n: usize, degree: f64) -> Result<LargeGraph, DataError> {
+fn large_graph(n: usize, degree: f64) -> Result<LargeGraph, DataError> {
     let block = n / BLOCKS;
     let (inside, outside) = (
         0.6 * degree / block as f64,

@@ -23,6 +23,11 @@ fn column(data: &[f64], d: usize, rows: &[usize], j: usize) -> Vec<(usize, f64)>
     rows.iter().map(|&e| (e, data[e * d + j])).collect()
 }
 
+/// Column `j` of `rows`, the values alone.
+fn values(data: &[f64], d: usize, rows: &[usize], j: usize) -> Vec<f64> {
+    rows.iter().map(|&e| data[e * d + j]).collect()
+}
+
 /// Applies `f` to every (segment, column) and lays the results out as `[n, d]`.
 fn per_column<T>(n: usize, d: usize, mut f: impl FnMut(usize, usize) -> T) -> Vec<T> {
     (0..n)
@@ -114,10 +119,7 @@ pub fn segment_mean_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> 
 pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
     let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col: Vec<f64> = column(data, d, &rows[s], j)
-            .into_iter()
-            .map(|c| c.1)
-            .collect();
+        let col = values(data, d, &rows[s], j);
         if col.is_empty() {
             return 0.0;
         }
@@ -130,10 +132,7 @@ pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize)
 pub fn segment_logsumexp_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
     let rows = rows_of(ids, n);
     per_column(n, d, |s, j| {
-        let col: Vec<f64> = column(data, d, &rows[s], j)
-            .into_iter()
-            .map(|c| c.1)
-            .collect();
+        let col = values(data, d, &rows[s], j);
         if col.iter().any(|v| v.is_nan()) {
             return f64::NAN;
         }

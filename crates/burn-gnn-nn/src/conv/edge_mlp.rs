@@ -65,9 +65,7 @@ impl GineConvConfig {
                 .then(|| LinearConfig::new(self.d_edge, self.d_input).init(device)),
             mlp_in: LinearConfig::new(self.d_input, self.d_hidden).init(device),
             mlp_out: LinearConfig::new(self.d_hidden, self.d_output).init(device),
-            eps: self
-                .train_eps
-                .then(|| Param::from_tensor(Tensor::from_floats([self.eps as f32], device))),
+            eps: super::gin::trainable_eps(self.train_eps, self.eps, device),
             eps_fixed: self.eps,
         }
     }

@@ -51,12 +51,15 @@ impl GinConvConfig {
         GinConv {
             mlp_in: LinearConfig::new(self.d_input, self.d_hidden).init(device),
             mlp_out: LinearConfig::new(self.d_hidden, self.d_output).init(device),
-            eps: self
-                .train_eps
-                .then(|| Param::from_tensor(Tensor::from_floats([self.eps as f32], device))),
+            eps: trainable_eps(self.train_eps, self.eps, device),
             eps_fixed: self.eps,
         }
     }
+}
+
+/// GIN's `ε` as a parameter starting at `eps` when `train` (else the layer keeps it fixed).
+pub(crate) fn trainable_eps(train: bool, eps: f64, device: &Device) -> Option<Param<Tensor<1>>> {
+    train.then(|| Param::from_tensor(Tensor::from_floats([eps as f32], device)))
 }
 
 impl GinConv {

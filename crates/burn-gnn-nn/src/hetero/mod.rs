@@ -148,29 +148,23 @@ pub trait BipartiteConv {
     ) -> Tensor<2>;
 }
 
-impl BipartiteConv for SageConv {
-    fn forward_bipartite(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        s: Tensor<1, Int>,
-        r: Tensor<1, Int>,
-    ) -> Tensor<2> {
-        SageConv::forward_bipartite(self, x_src, x_dst, s, r)
-    }
+/// The `MessagePassing` layers whose relation form is their bipartite propagation.
+macro_rules! bipartite_by_propagation {
+    ($($layer:ty),*) => {$(
+        impl BipartiteConv for $layer {
+            fn forward_bipartite(
+                &self,
+                x_src: Tensor<2>,
+                x_dst: Tensor<2>,
+                s: Tensor<1, Int>,
+                r: Tensor<1, Int>,
+            ) -> Tensor<2> {
+                self.propagate_bipartite(x_src, x_dst, s, r, None)
+            }
+        }
+    )*};
 }
-
-impl BipartiteConv for GraphConv {
-    fn forward_bipartite(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        s: Tensor<1, Int>,
-        r: Tensor<1, Int>,
-    ) -> Tensor<2> {
-        self.propagate_bipartite(x_src, x_dst, s, r, None)
-    }
-}
+bipartite_by_propagation!(SageConv, GraphConv);
 
 /// One convolution per relation, merged per target node type: PyG's `HeteroConv`.
 ///
