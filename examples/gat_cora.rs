@@ -26,6 +26,7 @@
 // The parts of examples/common this example uses.
 mod common {
     pub mod cli;
+    pub mod download;
     pub mod node;
     pub mod node_args;
     pub mod plot;

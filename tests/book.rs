@@ -204,6 +204,39 @@ fn datasets_chapter() {
     // ANCHOR_END: datasets
 }
 
+#[test]
+fn tu_datasets_chapter() {
+    // ANCHOR: tu_datasets
+    use burn_gnn::data::{TuDataset, TuFeatures, stratified_k_fold};
+    use burn_gnn::graph::{GraphsTuple, batch};
+
+    let device = Device::flex();
+    // MUTAG is embedded; `TuDataset::open` finds the others (data dir, cache, download).
+    let mutag = TuDataset::embedded("MUTAG").expect("embedded");
+    assert_eq!(
+        (mutag.graphs.len(), mutag.num_nodes(), mutag.num_edges()),
+        (188, 3371, 7442)
+    );
+    // Raw labels {-1, 1} become classes 0 and 1; node labels are one-hot (7 kinds of atom).
+    assert_eq!(mutag.class_values, vec![-1, 1]);
+    let features = TuFeatures::default(); // PyG's default: the one-hot node labels
+    assert_eq!(mutag.num_node_features(features), 7);
+
+    // Ten seeded stratified folds; each fold's training graphs batched into one graph.
+    let folds = stratified_k_fold(&mutag.labels(), 10, 0).expect("2 <= k <= 188");
+    let graphs: Vec<GraphsTuple> = folds[0]
+        .train
+        .iter()
+        .map(|&i| {
+            let data = mutag.graph_data(i, features).expect("graph i");
+            GraphsTuple::from_graph_data(&data, &device).expect("valid")
+        })
+        .collect();
+    let train = batch(&graphs).expect("one feature layout");
+    assert_eq!(train.n_graph(), 188 - folds[0].test.len());
+    // ANCHOR_END: tu_datasets
+}
+
 /// Relative links `](target)` of a markdown text, without fragments; web links skipped.
 #[test]
 fn hetero_chapter() {

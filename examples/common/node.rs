@@ -10,10 +10,11 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn::train::accuracy;
-use burn_gnn_data::{DownloadEvent, Planetoid};
+use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
 use super::cli::exit_with;
+use super::download::downloads;
 use super::node_args::{Dataset, NodeArgs};
 use super::progress::Progress;
 use super::record::{
@@ -25,26 +26,7 @@ use super::resume::{Resume, RunKey, RunState, SeedProgress};
 /// it holds the files, else the embedded copy (Cora, CiteSeer), else the cache, else a download
 /// with a progress bar per file. Exits with status 1 and the reason when that fails.
 pub fn planetoid(dataset: Dataset, data_dir: Option<&Path>) -> Planetoid {
-    let mut bar: Option<Progress> = None;
-    let opened = Planetoid::open(dataset.name(), data_dir, |event| match event {
-        DownloadEvent::Start { file, total } => {
-            bar = Some(Progress::styled(
-                total.unwrap_or(0),
-                format!("downloading {file}"),
-                "{prefix} [{bar:24}] {bytes}/{total_bytes} ({elapsed})",
-            ));
-        }
-        DownloadEvent::Progress { received } => {
-            if let Some(b) = bar.as_mut() {
-                b.set(received, "");
-            }
-        }
-        DownloadEvent::Done { file } => {
-            if let Some(b) = bar.take() {
-                b.finish(format!("{file} verified"));
-            }
-        }
-    });
+    let opened = Planetoid::open(dataset.name(), data_dir, downloads());
     match opened {
         Ok((data, source)) => {
             println!("{} from {source}", data.name);

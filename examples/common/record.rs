@@ -67,6 +67,19 @@ pub struct Summary {
     pub test_acc_std: f64,
     pub seconds: f64,
     pub seeds: Vec<SeedResult>,
+    /// The epoch whose test accuracy averaged over the seeds is best (Xu et al.'s protocol);
+    /// only runs that report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_epoch_best: Option<EpochBest>,
+}
+
+/// An epoch and the mean ± std over the seeds of its test accuracy.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpochBest {
+    pub epoch: usize,
+    pub mean: f64,
+    pub std: f64,
 }
 
 impl Summary {
@@ -91,6 +104,7 @@ impl Summary {
             test_acc_std,
             seconds,
             seeds,
+            per_epoch_best: None,
         }
     }
 

@@ -27,6 +27,9 @@ pub enum StoppingRule {
     /// PyG's examples: never stop early; keep the first model with the highest validation
     /// accuracy.
     BestValAcc,
+    /// Never stop early; keep the last model (Xu et al.'s GIN protocol, which reads the test
+    /// accuracy of every epoch instead of selecting one).
+    LastEpoch,
 }
 
 /// What [`EarlyStopping::observe`] decides about an epoch.
@@ -123,6 +126,10 @@ impl EarlyStopping {
                 }
                 Verdict { keep, stop: false }
             }
+            StoppingRule::LastEpoch => Verdict {
+                keep: true,
+                stop: false,
+            },
         }
     }
 }
@@ -145,6 +152,12 @@ mod tests {
             }
         }
         (kept, None)
+    }
+
+    #[test]
+    fn last_epoch_keeps_every_epoch_and_never_stops() {
+        let epochs = [(0.9, 0.1), (0.1, 9.0), (0.5, 1.0)];
+        assert_eq!(run(StoppingRule::LastEpoch, &epochs), (vec![1, 2, 3], None));
     }
 
     #[test]

@@ -1,13 +1,16 @@
-//! Downloading the Planetoid raw files on first use (feature `download`, on by default).
+//! Downloading the Planetoid raw files and the TU archives on first use (feature `download`, on
+//! by default).
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
 use crate::planetoid_files::{SOURCE, expected_sum, known, missing_in, sha256_hex, supply_hint};
-use crate::{DataError, DownloadEvent, SOURCE_ENV};
+use crate::tu_files::{self, TU_SOURCE, files_of};
+use crate::{DataError, DownloadEvent, SOURCE_ENV, TU_SOURCE_ENV};
 
-/// The largest file accepted (PubMed's biggest raw file is about 40 MB).
+/// The largest file accepted (PubMed's biggest raw file is about 40 MB, the largest TU archive
+/// of the collection's common datasets under 100 MB).
 const MAX_BYTES: u64 = 256 << 20;
 
 /// Downloads the raw files of `name` that are missing from `dir` (creating it), verifying each
@@ -55,12 +58,7 @@ pub fn download_planetoid_from(
     if !missing.is_empty() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    // A stalled connection fails instead of hanging: 30 s to connect, 60 s between reads.
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_per_read(Some(Duration::from_secs(60)))
-        .build()
-        .into();
+    let agent = agent();
     for (file, expected) in missing {
         let path = dir.join(&file);
         let url = format!("{source}/{file}");
@@ -69,52 +67,159 @@ pub fn download_planetoid_from(
             reason,
             hint: supply_hint(dir, &missing_in(dir, &name)),
         };
-        let mut response = agent.get(&url).call().map_err(|e| fail(e.to_string()))?;
-        let total = response
-            .headers()
-            .get("content-length")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if total.is_some_and(|t| t > MAX_BYTES) {
-            return Err(fail(format!(
-                "the server announces {} bytes, more than any Planetoid file",
-                total.unwrap_or(0)
-            )));
-        }
-        progress(DownloadEvent::Start {
-            file: file.clone(),
-            total,
-        });
-        let mut reader = response.body_mut().as_reader().take(MAX_BYTES + 1);
-        let mut bytes = Vec::new();
-        let mut buf = vec![0u8; 64 << 10];
-        loop {
-            let n = reader.read(&mut buf).map_err(|e| fail(e.to_string()))?;
-            if n == 0 {
-                break;
-            }
-            bytes.extend_from_slice(&buf[..n]);
-            progress(DownloadEvent::Progress {
-                received: bytes.len() as u64,
-            });
-        }
-        if bytes.len() as u64 > MAX_BYTES {
-            return Err(fail(format!(
-                "more than {MAX_BYTES} bytes, more than any Planetoid file"
-            )));
-        }
+        let bytes = fetch(&agent, &url, &file, &mut progress).map_err(fail)?;
         let actual = sha256_hex(&bytes);
         if actual != expected {
             return Err(fail(format!(
                 "the file has SHA-256 {actual}, expected {expected}"
             )));
         }
-        let part = dir.join(format!("{file}.part"));
-        let mut out = std::fs::File::create(&part).map_err(io(&part))?;
-        out.write_all(&bytes).map_err(io(&part))?;
-        out.sync_all().map_err(io(&part))?;
-        std::fs::rename(&part, &path).map_err(io(&path))?;
+        write_atomically(&path, &bytes)?;
         progress(DownloadEvent::Done { file });
     }
     Ok(())
+}
+
+/// Downloads `<NAME>.zip` of the TU dataset `name` (one of [`crate::TU_DATASETS`]) and unpacks
+/// its data files into `dir` (creating it), each verified against the committed SHA-256 sum
+/// before it is moved into place; the archive's other files (READMEs) are not kept. Files
+/// already present are left alone; loading checks them.
+///
+/// The source is [`TU_SOURCE_ENV`] if set, else the TU collection's site.
+///
+/// # Errors
+/// An unknown name, a network or HTTP error, an oversized or unreadable archive, an archive
+/// without a file or with a mismatching one, I/O errors.
+pub fn download_tu(
+    name: &str,
+    dir: &Path,
+    progress: impl FnMut(DownloadEvent),
+) -> Result<(), DataError> {
+    let source = std::env::var(TU_SOURCE_ENV).unwrap_or_else(|_| TU_SOURCE.to_string());
+    download_tu_from(&source, name, dir, progress)
+}
+
+/// [`download_tu`] from an explicit `source` URL (a mirror serving `<source>/<NAME>.zip`).
+///
+/// # Errors
+/// As [`download_tu`].
+pub fn download_tu_from(
+    source: &str,
+    name: &str,
+    dir: &Path,
+    mut progress: impl FnMut(DownloadEvent),
+) -> Result<(), DataError> {
+    let name = tu_files::known(name)?;
+    let missing = tu_files::missing_in(dir, name);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let archive = format!("{name}.zip");
+    let url = format!("{}/{archive}", source.trim_end_matches('/'));
+    let fail = |reason: String| DataError::Download {
+        url: url.clone(),
+        reason,
+        hint: tu_files::supply_hint(dir, name, &tu_files::missing_in(dir, name)),
+    };
+    let bytes = fetch(&agent(), &url, &archive, &mut progress).map_err(fail)?;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+        .map_err(|e| fail(format!("not a zip archive: {e}")))?;
+    std::fs::create_dir_all(dir).map_err(|source| DataError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (file, expected) in files_of(name).filter(|(f, _)| missing.iter().any(|m| m == f)) {
+        // The archives hold `<NAME>/<file>`; match on the last component only.
+        let index = (0..zip.len())
+            .find(|&i| {
+                zip.name_for_index(i)
+                    .is_some_and(|n| n.is_ok_and(|n| n.rsplit('/').next() == Some(file)))
+            })
+            .ok_or_else(|| fail(format!("the archive has no {file}")))?;
+        let mut entry = zip
+            .by_index(index)
+            .map_err(|e| fail(format!("cannot read {file} in the archive: {e}")))?;
+        let mut data = Vec::new();
+        (&mut entry)
+            .take(MAX_BYTES + 1)
+            .read_to_end(&mut data)
+            .map_err(|e| fail(format!("cannot unpack {file}: {e}")))?;
+        let actual = sha256_hex(&data);
+        if actual != expected {
+            return Err(fail(format!(
+                "{file} has SHA-256 {actual}, expected {expected}"
+            )));
+        }
+        write_atomically(&dir.join(file), &data)?;
+    }
+    // The archive counts as verified once every file it was fetched for is.
+    progress(DownloadEvent::Done { file: archive });
+    Ok(())
+}
+
+/// An HTTP agent on which a stalled connection fails instead of hanging: 30 s to connect, 60 s
+/// between reads.
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_connect(Some(Duration::from_secs(30)))
+        .timeout_per_read(Some(Duration::from_secs(60)))
+        .build()
+        .into()
+}
+
+/// The body of `url` (at most [`MAX_BYTES`]), its progress reported as `file`; the error is the
+/// reason.
+fn fetch(
+    agent: &ureq::Agent,
+    url: &str,
+    file: &str,
+    progress: &mut impl FnMut(DownloadEvent),
+) -> Result<Vec<u8>, String> {
+    let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
+    let total = response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(total) = total.filter(|&t| t > MAX_BYTES) {
+        return Err(format!(
+            "the server announces {total} bytes, more than the {MAX_BYTES} accepted"
+        ));
+    }
+    progress(DownloadEvent::Start {
+        file: file.to_string(),
+        total,
+    });
+    let mut reader = response.body_mut().as_reader().take(MAX_BYTES + 1);
+    let mut bytes = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = reader.read(&mut buf).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n]);
+        progress(DownloadEvent::Progress {
+            received: bytes.len() as u64,
+        });
+    }
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(format!("more than the {MAX_BYTES} bytes accepted"));
+    }
+    Ok(bytes)
+}
+
+/// Writes `bytes` to `path` through `<path>.part`, so a partial file never has the final name.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DataError::Io { path, source }
+    };
+    let mut part = path.as_os_str().to_owned();
+    part.push(".part");
+    let part = std::path::PathBuf::from(part);
+    let mut out = std::fs::File::create(&part).map_err(io(&part))?;
+    out.write_all(bytes).map_err(io(&part))?;
+    out.sync_all().map_err(io(&part))?;
+    std::fs::rename(&part, path).map_err(io(path))
 }

@@ -47,12 +47,27 @@ pub enum DataError {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
     /// An unknown dataset name.
-    #[error("unknown dataset `{0}` (cora, citeseer, pubmed)")]
-    UnknownDataset(String),
-    /// A dataset asked of the embedded copy that is not in it (PubMed, or any dataset in a
-    /// build without the `embedded` feature).
+    #[error("unknown dataset `{name}` (known: {known})")]
+    UnknownDataset {
+        /// The name asked for.
+        name: String,
+        /// The names the loader knows.
+        known: String,
+    },
+    /// A text file that does not parse (TU datasets).
+    #[error("{file}, line {line}: {reason}")]
+    Parse {
+        /// The file's name.
+        file: String,
+        /// The 1-based line.
+        line: usize,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// A dataset asked of the embedded copy that is not in it (PubMed, a TU dataset other than
+    /// MUTAG, or any dataset in a build without the `embedded` feature).
     #[error(
-        "`{0}` is not embedded in this build (Cora and CiteSeer are, with the `embedded` feature); load it from a directory or let Planetoid::open download it"
+        "`{0}` is not embedded in this build (Cora, CiteSeer and MUTAG are, with the `embedded` feature); load it from a directory or let `open` download it"
     )]
     NotEmbedded(String),
     /// An I/O error.

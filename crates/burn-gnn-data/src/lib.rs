@@ -13,6 +13,13 @@
 //! and (feature `download`, on by default) downloads what is missing, verified before it is
 //! kept.
 //!
+//! [`TuDataset`] reads the TU Dortmund graph-classification datasets (MUTAG, PROTEINS, ENZYMES,
+//! NCI1, IMDB-BINARY and any other of the collection) from their text format as PyG's
+//! `TUDataset` does, with errors naming the file and line; MUTAG is embedded, the others come
+//! from a data directory, the cache or a download of the collection's zip, checked against
+//! committed SHA-256 sums. [`stratified_k_fold`] gives the seeded cross-validation folds of
+//! graph classification.
+//!
 //! [`KarateClub`] is embedded (no download), [`synthetic`] generates seeded random graphs
 //! (Erdős–Rényi, stochastic block model, Barabási–Albert, Watts–Strogatz) for tests and
 //! benchmarks, and [`Academic`] a heterogeneous citation graph with a planted signal.
@@ -36,6 +43,11 @@
 //! assert_eq!((cora.num_nodes, cora.num_classes), (2708, 7));
 //! # }
 //!
+//! # #[cfg(feature = "embedded")] {
+//! let mutag = burn_gnn_data::TuDataset::embedded("MUTAG").unwrap();
+//! assert_eq!((mutag.graphs.len(), mutag.num_classes()), (188, 2));
+//! # }
+//!
 //! let g = synthetic::barabasi_albert(100, 2, 7).unwrap();
 //! assert_eq!(g.num_edges(), 2 * 2 * (100 - 2)); // m (n - m) edges, both directions
 //! ```
@@ -51,17 +63,24 @@ mod pickle;
 mod planetoid;
 mod planetoid_files;
 mod sampler;
+mod split;
 pub mod synthetic;
+mod tu;
+mod tu_files;
+mod tu_text;
 
 pub use academic::{Academic, AcademicConfig};
 #[cfg(feature = "download")]
-pub use download::{download_planetoid, download_planetoid_from};
+pub use download::{download_planetoid, download_planetoid_from, download_tu, download_tu_from};
 pub use error::DataError;
 pub use hetero_sampler::{HeteroNeighborLoader, HeteroNeighbors, HeteroSampledBatch};
 pub use karate::KarateClub;
 pub use planetoid::Planetoid;
-pub use planetoid_files::{CACHE_DIR, DATA_DIR_ENV, DownloadEvent, PlanetoidSource, SOURCE_ENV};
+pub use planetoid_files::{CACHE_DIR, DATA_DIR_ENV, DataSource, DownloadEvent, SOURCE_ENV};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
+pub use split::{Fold, stratified_k_fold};
+pub use tu::{TuDataset, TuFeatures, TuGraph};
+pub use tu_files::{TU_CACHE_DIR, TU_DATASETS, TU_SOURCE_ENV};
 
 /// Parses a pickle and reports whether this reader accepts it (for fuzzing the reader).
 #[doc(hidden)]

@@ -20,7 +20,7 @@ pub const SOURCE_ENV: &str = "BURN_GNN_PLANETOID_URL";
 pub enum DownloadEvent {
     /// A file starts downloading; its size when the server says it.
     Start {
-        /// `ind.<name>.<suffix>`.
+        /// `ind.<name>.<suffix>`, or a TU archive `<NAME>.zip`.
         file: String,
         /// `Content-Length`, if sent.
         total: Option<u64>,
@@ -30,9 +30,9 @@ pub enum DownloadEvent {
         /// Bytes received.
         received: u64,
     },
-    /// The file arrived and its checksum matched.
+    /// The file arrived and its checksum matched (for an archive: every file taken from it).
     Done {
-        /// `ind.<name>.<suffix>`.
+        /// `ind.<name>.<suffix>` or `<NAME>.zip`.
         file: String,
     },
 }
@@ -53,12 +53,12 @@ pub(crate) const SUFFIXES: [&str; 8] =
 /// Where the canonical files are published (the source PyG downloads from).
 pub(crate) const SOURCE: &str = "https://github.com/kimiyoung/planetoid/raw/master/data";
 
-/// Where [`Planetoid::open`] found a dataset's raw files.
+/// Where [`Planetoid::open`] or [`crate::TuDataset::open`] found a dataset's files.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PlanetoidSource {
+pub enum DataSource {
     /// A data directory: the one passed in, or [`DATA_DIR_ENV`].
     Dir(PathBuf),
-    /// The copy compiled into this crate (Cora and CiteSeer; feature `embedded`).
+    /// The copy compiled into this crate (Cora, CiteSeer, MUTAG; feature `embedded`).
     Embedded,
     /// The download cache, already holding every file.
     Cache(PathBuf),
@@ -66,7 +66,7 @@ pub enum PlanetoidSource {
     Downloaded(PathBuf),
 }
 
-impl std::fmt::Display for PlanetoidSource {
+impl std::fmt::Display for DataSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Dir(d) => write!(f, "{}", d.display()),
@@ -88,7 +88,10 @@ pub(crate) fn known(name: &str) -> Result<String, DataError> {
     if NAMES.contains(&lower.as_str()) {
         Ok(lower)
     } else {
-        Err(DataError::UnknownDataset(lower))
+        Err(DataError::UnknownDataset {
+            name: lower,
+            known: NAMES.join(", "),
+        })
     }
 }
 
@@ -256,29 +259,26 @@ impl Planetoid {
         name: &str,
         data_dir: Option<&Path>,
         progress: impl FnMut(DownloadEvent),
-    ) -> Result<(Planetoid, PlanetoidSource), DataError> {
+    ) -> Result<(Planetoid, DataSource), DataError> {
         let name = known(name)?;
         let given = data_dir
             .map(Path::to_path_buf)
             .or_else(|| std::env::var_os(DATA_DIR_ENV).map(PathBuf::from));
         if let Some(dir) = given.as_deref().and_then(|d| find_in(d, &name)) {
-            return Ok((Planetoid::load(&name, &dir)?, PlanetoidSource::Dir(dir)));
+            return Ok((Planetoid::load(&name, &dir)?, DataSource::Dir(dir)));
         }
         if embedded_file(&name, "x").is_some() {
-            return Ok((Planetoid::embedded(&name)?, PlanetoidSource::Embedded));
+            return Ok((Planetoid::embedded(&name)?, DataSource::Embedded));
         }
         let cache = PathBuf::from(CACHE_DIR);
         if has_all(&cache, &name) {
-            return Ok((
-                Planetoid::load(&name, &cache)?,
-                PlanetoidSource::Cache(cache),
-            ));
+            return Ok((Planetoid::load(&name, &cache)?, DataSource::Cache(cache)));
         }
         #[cfg(feature = "download")]
         {
             crate::download_planetoid(&name, &cache, progress)?;
             let data = Planetoid::load(&name, &cache)?;
-            Ok((data, PlanetoidSource::Downloaded(cache)))
+            Ok((data, DataSource::Downloaded(cache)))
         }
         #[cfg(not(feature = "download"))]
         {

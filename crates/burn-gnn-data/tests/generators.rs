@@ -479,7 +479,7 @@ mod download {
         assert!(requests.load(Ordering::SeqCst) >= 2);
         assert!(matches!(
             download_planetoid_from(&url, "reddit", &dir, |_| {}),
-            Err(DataError::UnknownDataset(_))
+            Err(DataError::UnknownDataset { .. })
         ));
         // Nothing reachable at all.
         let err = download_planetoid_from("http://127.0.0.1:9", "cora", &dir, |_| {}).unwrap_err();

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
-use burn_gnn_data::{DATA_DIR_ENV, DataError, Planetoid, PlanetoidSource, check_pickle};
+use burn_gnn_data::{DATA_DIR_ENV, DataError, DataSource, Planetoid, check_pickle};
 use proptest::prelude::*;
 
 /// The crate's embedded raw files as a directory (Cora and CiteSeer).
@@ -129,7 +129,7 @@ fn pubmed_matches_the_published_statistics() {
         return;
     };
     let (mut d, source) = Planetoid::open("PubMed", Some(Path::new(&root)), no_download).unwrap();
-    assert!(matches!(source, PlanetoidSource::Dir(_)), "{source:?}");
+    assert!(matches!(source, DataSource::Dir(_)), "{source:?}");
     assert_sizes(&d, (19717, 88648, 500, 3), (60, 500, 1000));
     let mut per_class = [0usize; 3];
     d.labels.iter().for_each(|&l| per_class[l as usize] += 1);
@@ -149,7 +149,7 @@ fn open_looks_in_the_data_directory_then_the_embedded_copy() {
     let root = scratch("root");
     copy_dataset("cora", &root.join("planetoid/raw"));
     let (d, source) = Planetoid::open("cora", Some(&root), no_download).unwrap();
-    assert_eq!(source, PlanetoidSource::Dir(root.join("planetoid/raw")));
+    assert_eq!(source, DataSource::Dir(root.join("planetoid/raw")));
     assert_eq!(
         (
             &d.features,
@@ -168,7 +168,7 @@ fn open_looks_in_the_data_directory_then_the_embedded_copy() {
     );
     // A data directory without CiteSeer: the embedded copy.
     let (d, source) = Planetoid::open("citeseer", Some(&root), no_download).unwrap();
-    assert_eq!((source, d.num_nodes), (PlanetoidSource::Embedded, 3327));
+    assert_eq!((source, d.num_nodes), (DataSource::Embedded, 3327));
     std::fs::remove_dir_all(&root).ok();
     // PubMed is not embedded.
     assert!(matches!(
@@ -177,7 +177,7 @@ fn open_looks_in_the_data_directory_then_the_embedded_copy() {
     ));
     assert!(matches!(
         Planetoid::open("reddit", None, no_download),
-        Err(DataError::UnknownDataset(_))
+        Err(DataError::UnknownDataset { .. })
     ));
 }
 
@@ -191,7 +191,7 @@ fn missing_files_unknown_names_and_bad_checksums_are_clear_errors() {
     );
     assert!(matches!(
         Planetoid::load("reddit", &raw_dir()),
-        Err(DataError::UnknownDataset(_))
+        Err(DataError::UnknownDataset { .. })
     ));
     // A copy of Cora with one byte changed fails its checksum.
     let dir = scratch("checksum");

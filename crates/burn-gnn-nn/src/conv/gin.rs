@@ -2,7 +2,7 @@
 
 use burn::config::Config;
 use burn::module::{Module, Param};
-use burn::nn::{Linear, LinearConfig};
+use burn::nn::{BatchNorm, BatchNormConfig, Linear, LinearConfig};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
@@ -24,12 +24,18 @@ pub struct GinConvConfig {
     /// Learn `ε` (GIN-ε) instead of keeping it fixed (GIN-0).
     #[config(default = false)]
     pub train_eps: bool,
+    /// Batch-normalise the MLP's hidden layer (`Linear → BatchNorm → ReLU → Linear`), as in Xu
+    /// et al.'s experiments and PyG's `GIN` model.
+    #[config(default = false)]
+    pub batch_norm: bool,
 }
 
 /// GIN, [Xu et al., ICLR 2019](https://arxiv.org/abs/1810.00826):
 ///
 /// `x'_i = MLP((1 + ε) · x_i + Σ_{j ∈ N(i)} x_j)`, with `MLP = Linear → ReLU → Linear` (the
-/// paper's two-layer perceptron; PyG takes the MLP as an argument).
+/// paper's two-layer perceptron; PyG takes the MLP as an argument), or with `batch_norm`
+/// `Linear → BatchNorm → ReLU → Linear`; the batch norm uses the batch's statistics on an
+/// autodiff device and its running ones elsewhere (Burn's `BatchNorm`).
 ///
 /// # Shapes
 /// `x: [N, d_input]` -> `[N, d_output]`.
@@ -39,6 +45,8 @@ pub struct GinConv {
     pub mlp_in: Linear,
     /// Second MLP layer, `d_hidden -> d_output`.
     pub mlp_out: Linear,
+    /// The batch norm of the hidden layer, when configured.
+    pub norm: Option<BatchNorm>,
     /// The learned `ε`, `[1]` (GIN-ε); `None` when `ε` is fixed.
     pub eps: Option<Param<Tensor<1>>>,
     /// The fixed `ε` (GIN-0 for 0), used when `eps` is `None`.
@@ -51,6 +59,9 @@ impl GinConvConfig {
         GinConv {
             mlp_in: LinearConfig::new(self.d_input, self.d_hidden).init(device),
             mlp_out: LinearConfig::new(self.d_hidden, self.d_output).init(device),
+            norm: self
+                .batch_norm
+                .then(|| BatchNormConfig::new(self.d_hidden).init(device)),
             eps: trainable_eps(self.train_eps, self.eps, device),
             eps_fixed: self.eps,
         }
@@ -94,8 +105,14 @@ impl MessagePassing for GinConv {
 
     /// `MLP((1 + ε) x_i + aggregated)`.
     fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
-        let h = gin_root(&self.eps, self.eps_fixed, x_dst) + aggregated;
-        self.mlp_out.forward(relu(self.mlp_in.forward(h)))
+        let h = self
+            .mlp_in
+            .forward(gin_root(&self.eps, self.eps_fixed, x_dst) + aggregated);
+        let h = match &self.norm {
+            Some(norm) => norm.forward(h),
+            None => h,
+        };
+        self.mlp_out.forward(relu(h))
     }
 
     fn d_output(&self) -> Option<usize> {

@@ -309,6 +309,8 @@ fn gin_conv_conforms() {
         3,
         4,
     );
+    // Not `batch_norm`: in training its statistics are the batch's, so a batch of graphs is not
+    // the graphs one by one (by design); paper_layers checks it against a reference instead.
     conformance(
         "GinConv(train_eps)",
         |d| {

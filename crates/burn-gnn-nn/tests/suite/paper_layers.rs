@@ -2,6 +2,7 @@
 //! f64 references on small graphs, with the layer's own (randomly initialised) parameters read
 //! back.
 
+use burn::module::Param;
 use burn::tensor::Tensor;
 use burn_gnn_nn::{GatConvConfig, GatInput, GcnConvConfig, GinConvConfig, SageConvConfig};
 
@@ -164,23 +165,56 @@ fn sage_matches_reference() {
 #[test]
 fn gin_matches_reference() {
     for (name, d) in forward_devices() {
-        let conv = GinConvConfig::new(3, 4, 2).with_eps(0.25).init(&d);
-        let (s, r, n) = test_graph();
-        let mut rng = Rng(7);
-        let (xv, x) = random_x(&mut rng, n, 3, &d);
-        let got = host(conv.forward(x, &graph(&s, &r, n, &d)));
-        let mut h: Vec<f64> = xv.iter().map(|v| 1.25 * v).collect();
-        for e in 0..s.len() {
-            for c in 0..3 {
-                h[r[e] as usize * 3 + c] += xv[s[e] as usize * 3 + c];
+        for batch_norm in [false, true] {
+            let mut conv = GinConvConfig::new(3, 4, 2)
+                .with_eps(0.25)
+                .with_batch_norm(batch_norm)
+                .init(&d);
+            let (s, r, n) = test_graph();
+            let mut rng = Rng(7);
+            let (xv, x) = random_x(&mut rng, n, 3, &d);
+            // A batch norm that is not the identity: random scale and shift.
+            let (gamma, gamma_t) = random_x(&mut rng, 1, 4, &d);
+            let (beta, beta_t) = random_x(&mut rng, 1, 4, &d);
+            if let Some(norm) = conv.norm.as_mut() {
+                norm.gamma = Param::from_tensor(gamma_t.reshape([4]));
+                norm.beta = Param::from_tensor(beta_t.reshape([4]));
             }
+            let got = host(conv.forward(x, &graph(&s, &r, n, &d)));
+            let mut h: Vec<f64> = xv.iter().map(|v| 1.25 * v).collect();
+            for e in 0..s.len() {
+                for c in 0..3 {
+                    h[r[e] as usize * 3 + c] += xv[s[e] as usize * 3 + c];
+                }
+            }
+            let mut hidden = matmul(&h, &host(conv.mlp_in.weight.val()), n, 3, 4);
+            add_bias(&mut hidden, &host(conv.mlp_in.bias.as_ref().unwrap().val()));
+            if batch_norm {
+                // Training (autodiff): the batch's mean and biased variance; otherwise the
+                // running statistics, still 0 and 1.
+                for c in 0..4 {
+                    let col: Vec<f64> = (0..n).map(|i| hidden[i * 4 + c]).collect();
+                    let (mean, var) = if d.is_autodiff() {
+                        let m = col.iter().sum::<f64>() / n as f64;
+                        (
+                            m,
+                            col.iter().map(|v| (v - m).powi(2)).sum::<f64>() / n as f64,
+                        )
+                    } else {
+                        (0.0, 1.0)
+                    };
+                    for i in 0..n {
+                        let v = &mut hidden[i * 4 + c];
+                        *v = (*v - mean) / (var + 1e-5).sqrt() * gamma[c] + beta[c];
+                    }
+                }
+            }
+            hidden.iter_mut().for_each(|v| *v = v.max(0.0));
+            let mut want = matmul(&hidden, &host(conv.mlp_out.weight.val()), n, 4, 2);
+            add_bias(&mut want, &host(conv.mlp_out.bias.as_ref().unwrap().val()));
+            let what = format!("GinConv(batch_norm = {batch_norm}) on {name}");
+            assert_close(&got, &want, 1e-4, &what);
         }
-        let mut hidden = matmul(&h, &host(conv.mlp_in.weight.val()), n, 3, 4);
-        add_bias(&mut hidden, &host(conv.mlp_in.bias.as_ref().unwrap().val()));
-        hidden.iter_mut().for_each(|v| *v = v.max(0.0));
-        let mut want = matmul(&hidden, &host(conv.mlp_out.weight.val()), n, 4, 2);
-        add_bias(&mut want, &host(conv.mlp_out.bias.as_ref().unwrap().val()));
-        assert_close(&got, &want, 1e-4, &format!("GinConv on {name}"));
     }
 }
 
