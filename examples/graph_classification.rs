@@ -273,7 +273,8 @@ fn main() {
         let mut optim = AdamConfig::new().init();
         let loss_fn = CrossEntropyLossConfig::new().init(&train_dev);
         let mut stopping = EarlyStopping::new(setup.stopping);
-        let mut kept = (model.clone(), 0, 0.0, 0.0, 0.0);
+        let mut kept = (0, 0.0, 0.0, 0.0);
+        let mut checkpoint = None;
         let mut order = train.clone();
         let mut rng = SplitMix64::new(args.seed ^ (f as u64) << 32);
         let mut bar = Progress::new(args.epochs, format!("fold {f}"));
@@ -301,7 +302,10 @@ fn main() {
                 evaluate(&eval, &graphs, &val, &base)
             };
             if stopping.observe(val_acc, val_loss).keep {
-                kept = (model.clone(), epoch, val_acc, val_loss, test_acc);
+                // Saved now: a clone would share the batch norms' running statistics, which
+                // the epochs after this one go on updating.
+                kept = (epoch, val_acc, val_loss, test_acc);
+                checkpoint = Some(outputs.save_model(model.clone(), f as u64));
             }
             rows.push(EpochRow {
                 seed: f as u64,
@@ -320,7 +324,7 @@ fn main() {
                 ),
             );
         }
-        let (model, kept_epoch, val_acc, val_loss, test_acc) = kept;
+        let (kept_epoch, val_acc, val_loss, test_acc) = kept;
         bar.finish(format!(
             "kept epoch {kept_epoch}: val {val_acc:.3}, test {test_acc:.3}"
         ));
@@ -332,7 +336,7 @@ fn main() {
             val_loss,
             test_acc,
             seconds: fold_started.elapsed().as_secs_f64(),
-            checkpoint: Some(outputs.save_model(model, f as u64)),
+            checkpoint,
         });
     }
     let mut summary = Summary::new(
@@ -346,7 +350,10 @@ fn main() {
     if args.protocol == Protocol::Xu {
         summary.per_epoch_best = Some(best_mean_epoch(&rows, args.epochs as usize));
     }
-    summary.print(args.dataset.published(args.protocol == Protocol::Xu));
+    summary.print(
+        args.dataset.published(args.protocol == Protocol::Xu),
+        "fold",
+    );
     if let Some(best) = &summary.per_epoch_best {
         println!(
             "Xu et al.'s figure (the epoch of the best mean over the folds): epoch {}, {:.1} ± {:.1} %",

@@ -321,7 +321,7 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
         results,
         seconds,
     );
-    summary.print("MLP on the paper features: the floor");
+    summary.print("MLP on the paper features: the floor", "seed");
     outputs.write_all(&format!("hetero_academic, {run}"), &summary, &rows);
 }
 

@@ -319,7 +319,7 @@ pub fn run_node_classification<M: NodeClassifier>(
     }
     let seconds = seconds(&run);
     let summary = Summary::new(example, &data.name, args.backend, &setup, run.done, seconds);
-    summary.print(paper);
+    summary.print(paper, "seed");
     outputs.write_all(
         &format!("{example} on {}", data.name),
         &summary,

@@ -108,9 +108,10 @@ impl Summary {
         }
     }
 
-    /// Prints each seed's row and the mean ± std, next to the published figure `paper`.
-    pub fn print(&self, paper: &str) {
-        println!("\n seed | kept epoch | epochs | val acc | val loss | test acc | seconds");
+    /// Prints each seed's (or fold's: `unit`) row and the mean ± std, next to the published
+    /// figure `paper`.
+    pub fn print(&self, paper: &str, unit: &str) {
+        println!("\n {unit:>4} | kept epoch | epochs | val acc | val loss | test acc | seconds");
         for r in &self.seeds {
             println!(
                 " {:>4} | {:>10} | {:>6} | {:>7.3} | {:>8.4} | {:>8.3} | {:>7.1}",
@@ -118,7 +119,7 @@ impl Summary {
             );
         }
         println!(
-            "\n{} test accuracy over {} seed(s): {:.1} ± {:.1} %  ({paper}); {:.0} s in all",
+            "\n{} test accuracy over {} {unit}(s): {:.1} ± {:.1} %  ({paper}); {:.0} s in all",
             self.run,
             self.seeds.len(),
             100.0 * self.test_acc_mean,
