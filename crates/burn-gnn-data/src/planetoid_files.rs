@@ -6,36 +6,12 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::{DataError, Planetoid};
-
-/// The environment variable naming a data directory (see [`Planetoid::open`]).
-pub const DATA_DIR_ENV: &str = "BURN_GNN_DATA_DIR";
+use crate::source::open_in_order;
+use crate::{DATA_DIR_ENV, DataError, DataSource, DownloadEvent, Planetoid};
 
 /// The environment variable that replaces the download source (a mirror, or a local server
 /// in tests); the files are fetched from `<source>/ind.<name>.<suffix>`.
 pub const SOURCE_ENV: &str = "BURN_GNN_PLANETOID_URL";
-
-/// Progress of a download, for a progress bar.
-#[derive(Clone, Debug)]
-pub enum DownloadEvent {
-    /// A file starts downloading; its size when the server says it.
-    Start {
-        /// `ind.<name>.<suffix>`, or a TU archive `<NAME>.zip`.
-        file: String,
-        /// `Content-Length`, if sent.
-        total: Option<u64>,
-    },
-    /// Bytes of the current file received so far.
-    Progress {
-        /// Bytes received.
-        received: u64,
-    },
-    /// The file arrived and its checksum matched (for an archive: every file taken from it).
-    Done {
-        /// `ind.<name>.<suffix>` or `<NAME>.zip`.
-        file: String,
-    },
-}
 
 /// The download cache, relative to the current directory.
 pub const CACHE_DIR: &str = "datasets/cache/planetoid";
@@ -52,30 +28,6 @@ pub(crate) const SUFFIXES: [&str; 8] =
 
 /// Where the canonical files are published (the source PyG downloads from).
 pub(crate) const SOURCE: &str = "https://github.com/kimiyoung/planetoid/raw/master/data";
-
-/// Where [`Planetoid::open`] or [`crate::TuDataset::open`] found a dataset's files.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DataSource {
-    /// A data directory: the one passed in, or [`DATA_DIR_ENV`].
-    Dir(PathBuf),
-    /// The copy compiled into this crate (Cora, CiteSeer, MUTAG; feature `embedded`).
-    Embedded,
-    /// The download cache, already holding every file.
-    Cache(PathBuf),
-    /// Downloaded into the cache by this call.
-    Downloaded(PathBuf),
-}
-
-impl std::fmt::Display for DataSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Dir(d) => write!(f, "{}", d.display()),
-            Self::Embedded => write!(f, "the embedded copy"),
-            Self::Cache(d) => write!(f, "the cache {}", d.display()),
-            Self::Downloaded(d) => write!(f, "downloaded into {}", d.display()),
-        }
-    }
-}
 
 /// `ind.<name>.<suffix>`.
 pub(crate) fn file_name(name: &str, suffix: &str) -> String {
@@ -261,37 +213,22 @@ impl Planetoid {
         progress: impl FnMut(DownloadEvent),
     ) -> Result<(Planetoid, DataSource), DataError> {
         let name = known(name)?;
-        let given = data_dir
-            .map(Path::to_path_buf)
-            .or_else(|| std::env::var_os(DATA_DIR_ENV).map(PathBuf::from));
-        if let Some(dir) = given.as_deref().and_then(|d| find_in(d, &name)) {
-            return Ok((Planetoid::load(&name, &dir)?, DataSource::Dir(dir)));
-        }
-        if embedded_file(&name, "x").is_some() {
-            return Ok((Planetoid::embedded(&name)?, DataSource::Embedded));
-        }
-        let cache = PathBuf::from(CACHE_DIR);
-        if has_all(&cache, &name) {
-            return Ok((Planetoid::load(&name, &cache)?, DataSource::Cache(cache)));
-        }
         #[cfg(feature = "download")]
-        {
-            crate::download_planetoid(&name, &cache, progress)?;
-            let data = Planetoid::load(&name, &cache)?;
-            Ok((data, DataSource::Downloaded(cache)))
-        }
+        let download = Some(|dir: &Path| crate::download_planetoid(&name, dir, progress));
         #[cfg(not(feature = "download"))]
-        {
+        let download = {
             let _ = progress;
-            let missing = missing_in(&cache, &name);
-            Err(DataError::MissingFile {
-                hint: format!(
-                    "this build cannot download (feature `download` is off); {}",
-                    supply_hint(&cache, &missing)
-                ),
-                path: cache,
-            })
-        }
+            None::<fn(&Path) -> Result<(), DataError>>
+        };
+        open_in_order(
+            data_dir,
+            |dir| find_in(dir, &name),
+            embedded_file(&name, "x").map(|_| || Planetoid::embedded(&name)),
+            PathBuf::from(CACHE_DIR),
+            |dir| supply_hint(dir, &missing_in(dir, &name)),
+            |dir| Planetoid::load(&name, dir),
+            download,
+        )
     }
 
     /// Loads `name` from the copy compiled into the crate (Cora and CiteSeer; feature

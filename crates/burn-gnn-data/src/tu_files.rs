@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::planetoid_files::sha256_hex;
+use crate::source::open_in_order;
 use crate::{DATA_DIR_ENV, DataError, DataSource, DownloadEvent, TuDataset};
 
 /// The environment variable that replaces the TU download source (a mirror); the archives are
@@ -145,37 +146,22 @@ impl TuDataset {
         progress: impl FnMut(DownloadEvent),
     ) -> Result<(TuDataset, DataSource), DataError> {
         let name = known(name)?;
-        let given = data_dir
-            .map(Path::to_path_buf)
-            .or_else(|| std::env::var_os(DATA_DIR_ENV).map(PathBuf::from));
-        if let Some(dir) = given.as_deref().and_then(|d| find_in(d, name)) {
-            return Ok((TuDataset::load(name, &dir)?, DataSource::Dir(dir)));
-        }
-        if embedded_file(name, "A").is_some() {
-            return Ok((TuDataset::embedded(name)?, DataSource::Embedded));
-        }
-        let cache = Path::new(TU_CACHE_DIR).join(name);
-        if missing_in(&cache, name).is_empty() {
-            return Ok((TuDataset::load(name, &cache)?, DataSource::Cache(cache)));
-        }
         #[cfg(feature = "download")]
-        {
-            crate::download_tu(name, &cache, progress)?;
-            let data = TuDataset::load(name, &cache)?;
-            Ok((data, DataSource::Downloaded(cache)))
-        }
+        let download = Some(|dir: &Path| crate::download_tu(name, dir, progress));
         #[cfg(not(feature = "download"))]
-        {
+        let download = {
             let _ = progress;
-            let missing = missing_in(&cache, name);
-            Err(DataError::MissingFile {
-                hint: format!(
-                    "this build cannot download (feature `download` is off); {}",
-                    supply_hint(&cache, name, &missing)
-                ),
-                path: cache,
-            })
-        }
+            None::<fn(&Path) -> Result<(), DataError>>
+        };
+        open_in_order(
+            data_dir,
+            |dir| find_in(dir, name),
+            embedded_file(name, "A").map(|_| || TuDataset::embedded(name)),
+            Path::new(TU_CACHE_DIR).join(name),
+            |dir| supply_hint(dir, name, &missing_in(dir, name)),
+            |dir| TuDataset::load(name, dir),
+            download,
+        )
     }
 
     /// Loads `name` from the copy compiled into the crate (MUTAG; feature `embedded`, on by
