@@ -115,6 +115,10 @@ struct Args {
     /// `tu/<NAME>/`); MUTAG is embedded, the others are downloaded into `datasets/cache/tu`.
     #[arg(long, env = burn_gnn_data::DATA_DIR_ENV)]
     data_dir: Option<PathBuf>,
+    /// Put each node's attributes before its one-hot label (PyG's `use_node_attr`; Errica et
+    /// al.'s ENZYMES features: 18 attributes and 3 labels).
+    #[arg(long)]
+    node_attributes: bool,
     /// Where metrics, curves and checkpoints go [default:
     /// runs/graph_classification-<dataset>-<protocol>].
     #[arg(long)]
@@ -209,7 +213,12 @@ fn split(fold: &Fold, labels: &[usize], protocol: Protocol, seed: u64) -> (Vec<u
 fn main() {
     let args = Args::parse();
     let base = args.backend.device_or_exit();
-    let graphs = Graphs::load(args.dataset, args.data_dir.as_deref(), &base);
+    let graphs = Graphs::load(
+        args.dataset,
+        args.data_dir.as_deref(),
+        args.node_attributes,
+        &base,
+    );
     let labels = graphs.labels.clone();
     let folds =
         stratified_k_fold(&labels, args.folds, args.seed).unwrap_or_else(|e| exit_with(2, e));

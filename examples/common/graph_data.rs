@@ -82,10 +82,16 @@ pub struct Graphs {
 
 impl Graphs {
     /// Loads `dataset` (exits with status 1 and the reason when it cannot) onto `base` and
-    /// `base.autodiff()`. Node features: one-hot node labels, or for IMDB-BINARY the one-hot
+    /// `base.autodiff()`. Node features: one-hot node labels (after the node attributes with
+    /// `node_attributes`), or for IMDB-BINARY the one-hot
     /// degree up to the dataset's largest (PyG's `OneHotDegree(135)`), or a constant 1 for the
     /// synthetic graphs.
-    pub fn load(dataset: Dataset, data_dir: Option<&Path>, base: &Device) -> Graphs {
+    pub fn load(
+        dataset: Dataset,
+        data_dir: Option<&Path>,
+        node_attributes: bool,
+        base: &Device,
+    ) -> Graphs {
         let (name, social, eval, labels, num_classes) = if dataset == Dataset::Synthetic {
             let (graphs, labels) = synthetic_graphs(base);
             ("synthetic".to_string(), false, graphs, labels, 3)
@@ -97,7 +103,7 @@ impl Graphs {
             println!("{} from {source}", tu.name);
             let social = tu.node_label_width == 0;
             let features = TuFeatures {
-                node_attributes: false,
+                node_attributes,
                 one_hot_degree: social.then(|| tu.max_degree()),
             };
             let graphs = (0..tu.graphs.len())
