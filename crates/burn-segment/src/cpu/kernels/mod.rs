@@ -196,6 +196,15 @@ mod tests {
     use crate::cpu::simd::Simd;
     use testing::bits;
 
+    /// `f` run on a pool of `threads` threads.
+    fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(f)
+    }
+
     #[test]
     fn results_do_not_depend_on_thread_count() {
         let e = 20_000;
@@ -206,11 +215,7 @@ mod tests {
             .collect();
         let plan = CsrPlan::new(&ids, 700);
         let run = |threads| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            on_threads(threads, || {
                 let simd = Simd::detect();
                 let (max, arg) =
                     reduce_extreme::<f32, i64>(simd, Alloc::Vec, &data, d, &plan, Extreme::Max);
@@ -252,11 +257,7 @@ mod tests {
                 .collect();
             let plan = CsrPlan::new(&ids, lens.len());
             let run = |threads| {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
-                pool.install(|| {
+                on_threads(threads, || {
                     let simd = Simd::detect();
                     let (max, arg) =
                         reduce_extreme::<f32, i64>(simd, Alloc::Vec, &data, d, &plan, Extreme::Max);
