@@ -64,13 +64,15 @@ pub(crate) fn expected_sum(file: &str) -> Option<&'static str> {
     })
 }
 
-/// `bytes` if their sum is the committed one for `file`.
-pub(crate) fn verified<'a>(
+/// `bytes` if their SHA-256 is `expected`, the committed sum of `file` (`None`: no sum is
+/// committed for it, an error). Every loader checks its files through this.
+pub(crate) fn checked<'a>(
     path: &Path,
     file: &str,
+    expected: Option<&str>,
     bytes: Cow<'a, [u8]>,
 ) -> Result<Cow<'a, [u8]>, DataError> {
-    let expected = expected_sum(file)
+    let expected = expected
         .ok_or_else(|| DataError::Inconsistent(format!("no committed checksum for {file}")))?;
     let actual = sha256_hex(&bytes);
     if actual == expected {
@@ -105,7 +107,7 @@ pub(crate) fn read_from_dir(
         path: path.clone(),
         source,
     })?;
-    verified(&path, &file, Cow::Owned(bytes))
+    checked(&path, &file, expected_sum(&file), Cow::Owned(bytes))
 }
 
 /// The raw files compiled into the crate.
@@ -244,7 +246,12 @@ impl Planetoid {
         Planetoid::from_files(&name, |suffix| {
             let file = file_name(&name, suffix);
             let bytes = embedded_file(&name, suffix).expect("every file of an embedded dataset");
-            verified(Path::new(&file), &file, Cow::Borrowed(bytes))
+            checked(
+                Path::new(&file),
+                &file,
+                expected_sum(&file),
+                Cow::Borrowed(bytes),
+            )
         })
     }
 

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use crate::planetoid_files::sha256_hex;
+use crate::planetoid_files::checked;
 use crate::source::open_in_order;
 use crate::{DATA_DIR_ENV, DataError, DataSource, DownloadEvent, TuDataset};
 
@@ -67,26 +67,14 @@ fn file_name(name: &str, suffix: &str) -> String {
 }
 
 /// `bytes` if their sum is the committed one for `file` of `name`.
-pub(crate) fn verified<'a>(
+fn verified<'a>(
     path: &Path,
     name: &str,
     file: &str,
     bytes: Cow<'a, [u8]>,
 ) -> Result<Cow<'a, [u8]>, DataError> {
-    let expected = files_of(name)
-        .find(|(f, _)| *f == file)
-        .map(|(_, s)| s)
-        .ok_or_else(|| DataError::Inconsistent(format!("no committed checksum for {file}")))?;
-    let actual = sha256_hex(&bytes);
-    if actual == expected {
-        Ok(bytes)
-    } else {
-        Err(DataError::Checksum {
-            path: path.to_path_buf(),
-            expected: expected.to_string(),
-            actual,
-        })
-    }
+    let expected = files_of(name).find(|(f, _)| *f == file).map(|(_, s)| s);
+    checked(path, file, expected, bytes)
 }
 
 /// The files of `name` missing from `dir`.
