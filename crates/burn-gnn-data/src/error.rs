@@ -54,6 +54,18 @@ pub enum DataError {
         /// The names the loader knows.
         known: String,
     },
+    /// Fewer free node pairs than negatives asked for (negative sampling).
+    #[error(
+        "graph {graph} has {available} node pairs that are not edges, fewer than the {asked} negatives asked for"
+    )]
+    TooDense {
+        /// The graph (its index in the batch).
+        graph: usize,
+        /// The negatives asked for.
+        asked: usize,
+        /// The free pairs there are.
+        available: u64,
+    },
     /// A text file that does not parse (TU datasets).
     #[error("{file}, line {line}: {reason}")]
     Parse {

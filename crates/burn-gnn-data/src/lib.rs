@@ -20,6 +20,10 @@
 //! committed SHA-256 sums. [`stratified_k_fold`] gives the seeded cross-validation folds of
 //! graph classification.
 //!
+//! Link prediction: [`NegativeSampler`] draws node pairs that are not edges, per graph of a
+//! batch (seeded, exact, thread-count independent), and [`RandomLinkSplit`] splits a graph's
+//! edges into training, validation and test edges with their negatives, as PyG.
+//!
 //! [`KarateClub`] is embedded (no download), [`synthetic`] generates seeded random graphs
 //! (Erdős–Rényi, stochastic block model, Barabási–Albert, Watts–Strogatz) for tests and
 //! benchmarks, and [`Academic`] a heterogeneous citation graph with a planted signal.
@@ -59,6 +63,7 @@ mod download;
 mod error;
 mod hetero_sampler;
 mod karate;
+mod link;
 mod pickle;
 mod planetoid;
 mod planetoid_files;
@@ -76,6 +81,10 @@ pub use download::{download_planetoid, download_planetoid_from, download_tu, dow
 pub use error::DataError;
 pub use hetero_sampler::{HeteroNeighborLoader, HeteroNeighbors, HeteroSampledBatch};
 pub use karate::KarateClub;
+pub use link::{
+    LinkSet, LinkSplit, NegativeMethod, NegativeSampler, NegativeSampling, RandomLinkSplit,
+    Structured, negative_sampling, structured_negative_sampling,
+};
 pub use planetoid::Planetoid;
 pub use planetoid_files::{CACHE_DIR, SOURCE_ENV};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};

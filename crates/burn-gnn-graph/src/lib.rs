@@ -33,6 +33,7 @@ mod codec;
 mod compat;
 mod convert;
 mod data;
+mod edge_subset;
 mod error;
 mod feature;
 mod graphs_tuple;

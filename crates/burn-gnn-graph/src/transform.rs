@@ -66,7 +66,7 @@ pub(crate) fn node_graphs(n_node: &[i64]) -> Vec<usize> {
 }
 
 /// Per graph: how many of `receivers` fall in it.
-fn counts_per_graph(
+pub(crate) fn counts_per_graph(
     receivers: impl Iterator<Item = i64>,
     graph_of: &[usize],
     n_graph: usize,

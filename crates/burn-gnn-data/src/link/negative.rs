@@ -1,0 +1,407 @@
+//! Negative sampling: node pairs that are not edges, per graph of a batch.
+//!
+//! Each graph's candidate pairs are numbered by a key (`u·n + v`, or the index of `{u, v}` in
+//! the upper triangle for unordered pairs); the edges (and the diagonal, unless self loops are
+//! allowed) are a sorted list of forbidden keys. Both methods draw a uniformly random set of
+//! distinct allowed keys: [`NegativeMethod::Sparse`] by rejection, [`NegativeMethod::Dense`]
+//! by drawing ranks among the allowed keys (Floyd's algorithm) and mapping each rank to its key
+//! by a binary search over the forbidden list, so it never needs more than `O(num_neg + E)`
+//! memory and never retries.
+
+use std::collections::HashSet;
+
+use burn_gnn_graph::GraphsTuple;
+use rayon::prelude::*;
+
+use crate::DataError;
+use crate::synthetic::SplitMix64;
+
+/// How negatives are drawn. Both give a uniformly random set of distinct non-edges; they differ
+/// in speed and in the stream (so in which set a seed gives).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NegativeMethod {
+    /// [`Sparse`](Self::Sparse) while the graph is at most half full and at most half of the
+    /// free pairs are asked for, [`Dense`](Self::Dense) otherwise.
+    #[default]
+    Auto,
+    /// Rejection sampling: draw any pair, keep it if it is neither an edge nor drawn before.
+    /// Fast on sparse graphs; slow when almost every pair is taken.
+    Sparse,
+    /// Exact sampling of ranks among the free pairs: the same cost at any density.
+    Dense,
+}
+
+/// Options of [`NegativeSampler`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NegativeSampling {
+    /// How pairs are drawn.
+    pub method: NegativeMethod,
+    /// Whether `(v, v)` may be a negative (PyG never returns one; default `false`).
+    pub self_loops: bool,
+    /// Unordered pairs: `{u, v}` is a negative only if neither `(u, v)` nor `(v, u)` is an edge,
+    /// and is returned once, as `(min, max)` (for undirected graphs; default `false`).
+    pub undirected: bool,
+}
+
+/// One graph's pair space.
+#[derive(Clone, Debug)]
+struct PairSpace {
+    /// The graph's first node in the batch.
+    offset: u64,
+    /// Its nodes.
+    n: u64,
+    /// Number of keys (`n²`, or `n (n + 1) / 2` unordered).
+    universe: u64,
+    /// Sorted, distinct keys that are not negatives.
+    forbidden: Vec<u64>,
+}
+
+/// Draws negatives (pairs of nodes that are not edges) per graph of a batch, never across
+/// graphs. Built once from a graph's edges, it can draw fresh negatives every epoch.
+///
+/// Seeded: the draw of graph `g` comes from its own stream of `(seed, g)`, so the result is the
+/// same for any number of threads.
+///
+/// ```
+/// use burn_gnn_data::{NegativeSampler, NegativeSampling};
+/// // A path 0 - 1 - 2 listed in both directions; one graph of 3 nodes.
+/// let (s, r) = ([0, 1, 1, 2], [1, 0, 2, 1]);
+/// let sampler = NegativeSampler::new(&s, &r, &[3], NegativeSampling::default()).unwrap();
+/// // Only (0, 2) and (2, 0) are free.
+/// let (ns, nr) = sampler.sample(2, 7).unwrap();
+/// let mut pairs: Vec<_> = ns.into_iter().zip(nr).collect();
+/// pairs.sort();
+/// assert_eq!(pairs, [(0, 2), (2, 0)]);
+/// assert!(sampler.sample(3, 7).is_err()); // too dense for 3
+/// ```
+#[derive(Clone, Debug)]
+pub struct NegativeSampler {
+    graphs: Vec<PairSpace>,
+    options: NegativeSampling,
+}
+
+impl PairSpace {
+    fn key(&self, u: u64, v: u64, undirected: bool) -> u64 {
+        if undirected {
+            let (a, b) = (u.min(v), u.max(v));
+            // Rows 0..a of the upper triangle hold n + (n - 1) + ... + (n - a + 1) keys.
+            a * self.n - a * a.saturating_sub(1) / 2 + (b - a)
+        } else {
+            u * self.n + v
+        }
+    }
+
+    fn pair(&self, key: u64, undirected: bool) -> (u64, u64) {
+        if !undirected {
+            return (key / self.n, key % self.n);
+        }
+        // The last row whose first key is at most `key`.
+        let start = |a: u64| a * self.n - a * a.saturating_sub(1) / 2;
+        let (mut lo, mut hi) = (0, self.n);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if start(mid) <= key {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        (lo, lo + key - start(lo))
+    }
+
+    fn available(&self) -> u64 {
+        self.universe - self.forbidden.len() as u64
+    }
+
+    fn is_forbidden(&self, key: u64) -> bool {
+        self.forbidden.binary_search(&key).is_ok()
+    }
+
+    /// The allowed key of rank `rank` (0-based, in increasing key order).
+    fn key_of_rank(&self, rank: u64) -> u64 {
+        // The j forbidden keys below the answer are those with `forbidden[j] - j <= rank`.
+        let (mut lo, mut hi) = (0usize, self.forbidden.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.forbidden[mid] - mid as u64 <= rank {
+                lo = mid + 1
+            } else {
+                hi = mid
+            }
+        }
+        rank + lo as u64
+    }
+
+    fn draw(&self, count: u64, method: NegativeMethod, rng: &mut SplitMix64) -> Vec<u64> {
+        let available = self.available();
+        let sparse = match method {
+            NegativeMethod::Sparse => true,
+            NegativeMethod::Dense => false,
+            NegativeMethod::Auto => 2 * available >= self.universe && 2 * count <= available,
+        };
+        let mut chosen = HashSet::with_capacity(count as usize);
+        let mut keys = Vec::with_capacity(count as usize);
+        if sparse {
+            while (keys.len() as u64) < count {
+                let key = rng.below(self.universe);
+                if !self.is_forbidden(key) && chosen.insert(key) {
+                    keys.push(key);
+                }
+            }
+        } else {
+            // Floyd's algorithm: `count` distinct ranks in 0..available, uniformly.
+            for j in available - count..available {
+                let t = rng.below(j + 1);
+                let rank = if chosen.insert(t) { t } else { j };
+                chosen.insert(rank);
+                keys.push(self.key_of_rank(rank));
+            }
+            rng.shuffle(&mut keys);
+        }
+        keys
+    }
+}
+
+/// Graph `g`'s stream under `seed`.
+fn stream(seed: u64, g: usize) -> SplitMix64 {
+    let mixed = SplitMix64::new(g as u64 ^ 0x6A09_E667_F3BC_C908).next_u64();
+    SplitMix64::new(seed ^ mixed)
+}
+
+impl NegativeSampler {
+    /// A sampler over the graphs of a batch: `n_node[g]` nodes each, in order, and the edges
+    /// `senders[e] -> receivers[e]` (global node ids; in any order; duplicates allowed).
+    ///
+    /// # Errors
+    /// [`DataError::InvalidArgument`] if the lists differ in length, a node id is outside the
+    /// batch, an edge joins two graphs, or a graph has more than `u32::MAX` nodes.
+    pub fn new(
+        senders: &[i64],
+        receivers: &[i64],
+        n_node: &[usize],
+        options: NegativeSampling,
+    ) -> Result<NegativeSampler, DataError> {
+        if senders.len() != receivers.len() {
+            return Err(DataError::InvalidArgument(format!(
+                "negative sampling: {} senders but {} receivers",
+                senders.len(),
+                receivers.len()
+            )));
+        }
+        let mut graphs = Vec::with_capacity(n_node.len());
+        let mut offset = 0u64;
+        for &n in n_node {
+            if n as u64 > u64::from(u32::MAX) {
+                return Err(DataError::InvalidArgument(format!(
+                    "negative sampling: a graph of {n} nodes (at most {} per graph)",
+                    u32::MAX
+                )));
+            }
+            let n = n as u64;
+            let universe = if options.undirected {
+                n * (n + 1) / 2
+            } else {
+                n * n
+            };
+            graphs.push(PairSpace {
+                offset,
+                n,
+                universe,
+                forbidden: Vec::new(),
+            });
+            offset += n;
+        }
+        let starts: Vec<u64> = graphs.iter().map(|g| g.offset).collect();
+        let graph_of = |v: i64| -> Option<usize> {
+            let v = u64::try_from(v).ok().filter(|&v| v < offset)?;
+            Some(starts.partition_point(|&s| s <= v) - 1)
+        };
+        for (e, (&s, &r)) in senders.iter().zip(receivers).enumerate() {
+            let (Some(gs), Some(gr)) = (graph_of(s), graph_of(r)) else {
+                return Err(DataError::InvalidArgument(format!(
+                    "negative sampling: edge {e} ({s} -> {r}) leaves the batch's {offset} nodes"
+                )));
+            };
+            if gs != gr {
+                return Err(DataError::InvalidArgument(format!(
+                    "negative sampling: edge {e} ({s} -> {r}) joins graphs {gs} and {gr}"
+                )));
+            }
+            let g = &mut graphs[gs];
+            let key = g.key(s as u64 - g.offset, r as u64 - g.offset, options.undirected);
+            g.forbidden.push(key);
+        }
+        for g in &mut graphs {
+            if !options.self_loops {
+                let diagonal: Vec<u64> =
+                    (0..g.n).map(|v| g.key(v, v, options.undirected)).collect();
+                g.forbidden.extend(diagonal);
+            }
+            g.forbidden.sort_unstable();
+            g.forbidden.dedup();
+        }
+        Ok(NegativeSampler { graphs, options })
+    }
+
+    /// A sampler over a [`GraphsTuple`]'s graphs and edges (read once from the device).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn from_graph(
+        graph: &GraphsTuple,
+        options: NegativeSampling,
+    ) -> Result<NegativeSampler, DataError> {
+        let (senders, receivers) = graph.to_coo();
+        let n_node = graph.n_node().clone().into_data().convert::<i64>();
+        let n_node: Vec<usize> = n_node.iter::<i64>().map(|n| n as usize).collect();
+        NegativeSampler::new(&senders, &receivers, &n_node, options)
+    }
+
+    /// The number of graphs.
+    pub fn num_graphs(&self) -> usize {
+        self.graphs.len()
+    }
+
+    /// Per graph: how many distinct negatives exist.
+    pub fn available(&self) -> Vec<u64> {
+        self.graphs.iter().map(PairSpace::available).collect()
+    }
+
+    /// `num_neg` distinct negatives from every graph (PyG's `batched_negative_sampling`), graph
+    /// by graph, as global `(senders, receivers)`.
+    ///
+    /// # Errors
+    /// [`DataError::TooDense`] if a graph has fewer than `num_neg` free pairs.
+    pub fn sample(&self, num_neg: usize, seed: u64) -> Result<(Vec<i64>, Vec<i64>), DataError> {
+        self.sample_per_graph(&vec![num_neg; self.graphs.len()], seed)
+    }
+
+    /// `counts[g]` distinct negatives from graph `g`, graph by graph.
+    ///
+    /// # Errors
+    /// [`DataError::InvalidArgument`] if `counts` does not have one entry per graph;
+    /// [`DataError::TooDense`] if a graph has fewer free pairs than asked.
+    pub fn sample_per_graph(
+        &self,
+        counts: &[usize],
+        seed: u64,
+    ) -> Result<(Vec<i64>, Vec<i64>), DataError> {
+        if counts.len() != self.graphs.len() {
+            return Err(DataError::InvalidArgument(format!(
+                "negative sampling: {} counts for {} graphs",
+                counts.len(),
+                self.graphs.len()
+            )));
+        }
+        for (g, (space, &asked)) in self.graphs.iter().zip(counts).enumerate() {
+            if asked as u64 > space.available() {
+                return Err(DataError::TooDense {
+                    graph: g,
+                    asked,
+                    available: space.available(),
+                });
+            }
+        }
+        let undirected = self.options.undirected;
+        let per_graph: Vec<Vec<(i64, i64)>> = self
+            .graphs
+            .par_iter()
+            .zip(counts)
+            .enumerate()
+            .map(|(g, (space, &count))| {
+                let keys = space.draw(count as u64, self.options.method, &mut stream(seed, g));
+                keys.into_iter()
+                    .map(|k| {
+                        let (u, v) = space.pair(k, undirected);
+                        ((space.offset + u) as i64, (space.offset + v) as i64)
+                    })
+                    .collect()
+            })
+            .collect();
+        Ok(per_graph.into_iter().flatten().unzip())
+    }
+
+    /// One negative per positive edge, sharing its sender (PyG's
+    /// `structured_negative_sampling`): for each `senders[e]`, a node `k` of the same graph with
+    /// `senders[e] -> k` not an edge (nor `k -> senders[e]` with `undirected`), and `k` not the
+    /// sender itself unless self loops are allowed. Drawn edge by edge from one stream.
+    ///
+    /// # Errors
+    /// [`DataError::InvalidArgument`] for a sender outside the batch; [`DataError::TooDense`]
+    /// when a sender has no free partner.
+    pub fn structured(&self, senders: &[i64], seed: u64) -> Result<Vec<i64>, DataError> {
+        let undirected = self.options.undirected;
+        let starts: Vec<u64> = self.graphs.iter().map(|g| g.offset).collect();
+        let total = self.graphs.last().map_or(0, |g| g.offset + g.n);
+        let mut rng = SplitMix64::new(seed);
+        let mut out = Vec::with_capacity(senders.len());
+        for &s in senders {
+            let Some(u) = u64::try_from(s).ok().filter(|&u| u < total) else {
+                return Err(DataError::InvalidArgument(format!(
+                    "structured negative sampling: sender {s} is outside the batch's {total} nodes"
+                )));
+            };
+            let g = starts.partition_point(|&o| o <= u) - 1;
+            let space = &self.graphs[g];
+            let u = u - space.offset;
+            let free = |v: u64| !space.is_forbidden(space.key(u, v, undirected));
+            // Rejection while it is cheap; otherwise pick among the free partners exactly.
+            let mut found = None;
+            for _ in 0..32 {
+                let v = rng.below(space.n);
+                if free(v) {
+                    found = Some(v);
+                    break;
+                }
+            }
+            let v = match found {
+                Some(v) => v,
+                None => {
+                    let partners: Vec<u64> = (0..space.n).filter(|&v| free(v)).collect();
+                    if partners.is_empty() {
+                        return Err(DataError::TooDense {
+                            graph: g,
+                            asked: 1,
+                            available: 0,
+                        });
+                    }
+                    partners[rng.below(partners.len() as u64) as usize]
+                }
+            };
+            out.push((space.offset + v) as i64);
+        }
+        Ok(out)
+    }
+}
+
+/// `num_neg` negatives from every graph of `graph` (see [`NegativeSampler`]).
+///
+/// # Errors
+/// As [`NegativeSampler::from_graph`] and [`NegativeSampler::sample`].
+pub fn negative_sampling(
+    graph: &GraphsTuple,
+    num_neg: usize,
+    options: NegativeSampling,
+    seed: u64,
+) -> Result<(Vec<i64>, Vec<i64>), DataError> {
+    NegativeSampler::from_graph(graph, options)?.sample(num_neg, seed)
+}
+
+/// `(senders, receivers, negatives)`: each edge with a negative receiver for its sender.
+pub type Structured = (Vec<i64>, Vec<i64>, Vec<i64>);
+
+/// For every edge `i -> j` of `graph`, a node `k` of its graph with `i -> k` not an edge:
+/// `(senders, receivers, negatives)` (PyG's `structured_negative_sampling`).
+///
+/// # Errors
+/// As [`NegativeSampler::structured`].
+pub fn structured_negative_sampling(
+    graph: &GraphsTuple,
+    options: NegativeSampling,
+    seed: u64,
+) -> Result<Structured, DataError> {
+    let sampler = NegativeSampler::from_graph(graph, options)?;
+    let (senders, receivers) = graph.to_coo();
+    let negatives = sampler.structured(&senders, seed)?;
+    Ok((senders, receivers, negatives))
+}
