@@ -6,7 +6,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::tensor::{Int, Tensor};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use burn_gnn_graph::GraphsTuple;
-use burn_gnn_nn::{Gat, Gcn, Gin, GraphSage};
+use burn_gnn_nn::NodeModel;
 
 /// A mini-batch for node classification: a graph, its node features, the node rows that carry
 /// a loss, and their labels.
@@ -40,29 +40,12 @@ pub struct GraphBatch {
     pub targets: Tensor<1, Int>,
 }
 
-/// A model giving one row of class logits per node.
-pub trait NodeModel: Module + ModuleDisplay + 'static {
-    /// Logits `[N, classes]` for the nodes of `graph`, from features `x: [N, d_input]`.
-    fn node_logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2>;
-}
-
 /// A model giving one row of class logits per graph of a batch.
 pub trait GraphModel: Module + ModuleDisplay + 'static {
     /// Logits `[num_graphs, classes]` for the graphs of `graph`, from features
     /// `x: [N, d_input]`.
     fn graph_logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2>;
 }
-
-macro_rules! node_model {
-    ($($model:ty),*) => {$(
-        impl NodeModel for $model {
-            fn node_logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-                self.forward(x, graph)
-            }
-        }
-    )*};
-}
-node_model!(Gcn, Gat, GraphSage, Gin);
 
 /// Node classification under burn-train: wraps a [`NodeModel`] so that the `Learner` can
 /// train it. The loss is the mean cross-entropy over the batch's `rows`; the output holds
@@ -83,7 +66,7 @@ impl<M: NodeModel> NodeClassification<M> {
     pub fn forward_classification(&self, batch: NodeBatch) -> ClassificationOutput {
         let logits = self
             .model
-            .node_logits(batch.x, &batch.graph)
+            .forward_nodes(batch.x, &batch.graph)
             .select(0, batch.rows);
         classification(logits, batch.targets)
     }

@@ -43,10 +43,12 @@ mod loaders;
 mod metrics;
 mod stopping;
 
+/// The trait [`NodeClassification`] wraps (defined in `burn-gnn-nn`, so that the link
+/// prediction models take the same encoders).
 #[cfg(feature = "train")]
-pub use learner::{
-    GraphBatch, GraphClassification, GraphModel, NodeBatch, NodeClassification, NodeModel,
-};
+pub use burn_gnn_nn::NodeModel;
+#[cfg(feature = "train")]
+pub use learner::{GraphBatch, GraphClassification, GraphModel, NodeBatch, NodeClassification};
 #[cfg(feature = "train")]
 pub use loaders::{FullGraphLoader, GraphBatcher, GraphItem, SampledNodeLoader};
 pub use metrics::{accuracy, mean_std};

@@ -15,6 +15,9 @@ pub enum NnError {
     /// ...).
     #[error("heterogeneous input: {0}")]
     Hetero(String),
+    /// Input values outside a function's domain (a NaN score, a metric of one class).
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
     /// A graph error (missing features, ...).
     #[error(transparent)]
     Graph(#[from] burn_gnn_graph::GraphError),

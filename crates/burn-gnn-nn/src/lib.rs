@@ -3,6 +3,8 @@
 //! [`GatConv`], [`SageConv`], [`GinConv`] — each a Burn `Module` that drops into any model, and
 //! readouts ([`global_add_pool`], [`global_mean_pool`], [`global_max_pool`]), and layers for
 //! heterogeneous graphs ([`HeteroConv`], [`RgcnConv`], [`HgtConv`], [`HanConv`], [`HeteroSage`]).
+//! For link prediction: graph autoencoders ([`Gae`], [`Vgae`]) over any [`NodeModel`], the
+//! [`InnerProductDecoder`], and exact [`roc_auc`] / [`average_precision`].
 //!
 //! Every layer takes node features `x: [N, d_input]` and a [`GraphsTuple`](burn_gnn_graph::GraphsTuple)
 //! (messages flow `senders -> receivers`), follows the PyG layer of the same name and its
@@ -29,8 +31,10 @@ mod error;
 mod graph_network;
 mod hetero;
 mod jraph;
+mod link;
 mod message_passing;
 mod models;
+mod node_model;
 mod pool;
 mod readout;
 
@@ -49,10 +53,15 @@ pub use hetero::{BipartiteConv, HeteroConv, HeteroLayer, HeteroMerge, NodeFeatur
 pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };
+pub use link::{
+    Gae, InnerProductDecoder, MAX_LOGSTD, Vgae, VgaeEmbedding, average_precision, kl_loss,
+    recon_loss, roc_auc,
+};
 pub use message_passing::{EdgeInputs, MessagePassing};
 pub use models::{
     Activation, Gat, GatConfig, Gcn, GcnConfig, Gin, GinConfig, GraphSage, GraphSageConfig,
     JumpingKnowledge, StackHead,
 };
+pub use node_model::NodeModel;
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool};
 pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

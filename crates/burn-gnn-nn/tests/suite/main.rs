@@ -7,5 +7,6 @@ mod graph_network;
 mod harness;
 mod hetero;
 mod hetero_reference;
+mod link;
 mod paper_layers;
 mod zoo_layers;
