@@ -29,6 +29,8 @@ mod common {
     pub mod download;
     pub mod node;
     pub mod node_args;
+    pub mod output;
+    pub mod planetoid;
     pub mod plot;
     pub mod progress;
     pub mod record;
@@ -41,7 +43,8 @@ use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 use burn_gnn_nn::{Activation, Gat, GatConfig};
 use common::node::NodeClassifier;
-use common::node_args::{Dataset, NodeArgs};
+use common::node_args::NodeArgs;
+use common::planetoid::Dataset;
 use common::record::Setup;
 
 // ANCHOR: classifier

@@ -20,6 +20,8 @@ mod common {
     pub mod download;
     pub mod node;
     pub mod node_args;
+    pub mod output;
+    pub mod planetoid;
     pub mod plot;
     pub mod progress;
     pub mod record;

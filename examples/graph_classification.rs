@@ -43,6 +43,7 @@ mod common {
     pub mod cli;
     pub mod download;
     pub mod graph_data;
+    pub mod output;
     pub mod plot;
     pub mod progress;
     pub mod record;
@@ -65,10 +66,9 @@ use burn_gnn_nn::{GinConv, GinConvConfig, dropout, global_add_pool};
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, at_least, exit_with};
 use common::graph_data::{Dataset, Graphs};
+use common::output::{Outputs, load_checkpoint};
 use common::progress::Progress;
-use common::record::{
-    EpochBest, EpochRow, Outputs, SeedResult, Setup, Summary, load_checkpoint, verify_checkpoint,
-};
+use common::record::{EpochBest, EpochRow, SeedResult, Setup, Summary, verify_checkpoint};
 
 /// How the epoch (and so the model) of each fold is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

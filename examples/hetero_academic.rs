@@ -19,6 +19,7 @@
 // The parts of examples/common this example uses.
 mod common {
     pub mod cli;
+    pub mod output;
     pub mod plot;
     pub mod progress;
     pub mod record;
@@ -43,10 +44,9 @@ use burn_gnn_nn::{
 };
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, at_least, exit_with};
+use common::output::{Outputs, load_checkpoint};
 use common::progress::Progress;
-use common::record::{
-    EpochRow, Outputs, SeedResult, Setup, Summary, load_checkpoint, verify_checkpoint,
-};
+use common::record::{EpochRow, SeedResult, Setup, Summary, verify_checkpoint};
 
 const HIDDEN: usize = 64;
 

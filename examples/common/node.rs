@@ -2,7 +2,6 @@
 //! (embedded or downloaded), training over seeds stopped by the library's `EarlyStopping`,
 //! progress bars, `--resume`, and the outputs of `record`.
 
-use std::path::Path;
 use std::time::Instant;
 
 use burn::module::Module;
@@ -13,28 +12,12 @@ use burn_gnn::train::accuracy;
 use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
-use super::cli::exit_with;
-use super::download::downloads;
-use super::node_args::{Dataset, NodeArgs};
+use super::node_args::NodeArgs;
+use super::output::{Outputs, load_checkpoint};
+use super::planetoid::planetoid;
 use super::progress::Progress;
-use super::record::{
-    EpochRow, Outputs, SeedResult, Setup, Summary, load_checkpoint, verify_checkpoint,
-};
+use super::record::{EpochRow, SeedResult, Setup, Summary, verify_checkpoint};
 use super::resume::{Resume, RunKey, RunState, SeedProgress};
-
-/// Loads a Planetoid dataset with [`Planetoid::open`]: `--data-dir` / `BURN_GNN_DATA_DIR` if
-/// it holds the files, else the embedded copy (Cora, CiteSeer), else the cache, else a download
-/// with a progress bar per file. Exits with status 1 and the reason when that fails.
-pub fn planetoid(dataset: Dataset, data_dir: Option<&Path>) -> Planetoid {
-    let opened = Planetoid::open(dataset.name(), data_dir, downloads());
-    match opened {
-        Ok((data, source)) => {
-            println!("{} from {source}", data.name);
-            data
-        }
-        Err(e) => exit_with(1, format!("cannot load {}: {e}", dataset.name())),
-    }
-}
 
 /// Test/validation/training index tensors and the graph on the training and the evaluation
 /// device.

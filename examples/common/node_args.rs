@@ -2,33 +2,10 @@
 
 use std::path::PathBuf;
 
-use clap::{CommandFactory, FromArgMatches, Parser, ValueEnum};
-use serde::{Deserialize, Serialize};
+use clap::{CommandFactory, FromArgMatches, Parser};
 
 use super::cli::{Backend, at_least};
-
-/// A Planetoid dataset.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dataset {
-    /// Cora (embedded: no download).
-    Cora,
-    /// CiteSeer (embedded: no download).
-    Citeseer,
-    /// PubMed (downloaded on first use).
-    Pubmed,
-}
-
-impl Dataset {
-    /// The name `Planetoid` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Dataset::Cora => "cora",
-            Dataset::Citeseer => "citeseer",
-            Dataset::Pubmed => "pubmed",
-        }
-    }
-}
+use super::planetoid::Dataset;
 
 /// The flags of the node-classification examples (`gat_cora`, `gcn_cora`).
 #[derive(Debug, Parser)]

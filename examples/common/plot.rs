@@ -1,24 +1,19 @@
-//! Training curves as SVG (plotters): training and validation loss on the left, validation and
-//! test accuracy on the right, one line per seed and series.
+//! Training curves as SVG (plotters): two panels (e.g. losses on the left, accuracies on the
+//! right), one line per seed and series.
 
 use plotters::prelude::*;
 
-use super::record::EpochRow;
+/// One epoch of one seed, as the plots read it.
+pub trait Row {
+    fn seed(&self) -> u64;
+    fn epoch(&self) -> usize;
+}
 
 /// A named series: its legend, colour and how to read it from a row.
-type Series = (&'static str, RGBColor, fn(&EpochRow) -> f64);
-
-const LOSSES: [Series; 2] = [
-    ("train loss", RGBColor(31, 119, 180), |r| r.train_loss),
-    ("val loss", RGBColor(255, 127, 14), |r| r.val_loss),
-];
-const ACCURACIES: [Series; 2] = [
-    ("val acc", RGBColor(44, 160, 44), |r| r.val_acc),
-    ("test acc", RGBColor(214, 39, 40), |r| r.test_acc),
-];
+pub type Series<R> = (&'static str, RGBColor, fn(&R) -> f64);
 
 /// The value range of `series` over `rows`, widened when flat.
-fn range(rows: &[EpochRow], series: &[Series]) -> (f64, f64) {
+fn range<R: Row>(rows: &[R], series: &[Series<R>]) -> (f64, f64) {
     let (lo, hi) = rows
         .iter()
         .flat_map(|r| series.iter().map(move |(_, _, f)| f(r)))
@@ -33,13 +28,13 @@ fn range(rows: &[EpochRow], series: &[Series]) -> (f64, f64) {
     }
 }
 
-fn panel<DB: DrawingBackend>(
+fn panel<DB: DrawingBackend, R: Row>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     caption: &str,
-    rows: &[EpochRow],
-    series: &[Series],
+    rows: &[R],
+    series: &[Series<R>],
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let max_epoch = rows.iter().map(|r| r.epoch).max().unwrap_or(1).max(2);
+    let max_epoch = rows.iter().map(Row::epoch).max().unwrap_or(1).max(2);
     let (lo, hi) = range(rows, series);
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 16))
@@ -52,14 +47,14 @@ fn panel<DB: DrawingBackend>(
         .x_desc("epoch")
         .y_label_formatter(&|v| format!("{v:.2}"))
         .draw()?;
-    let mut seeds: Vec<u64> = rows.iter().map(|r| r.seed).collect();
+    let mut seeds: Vec<u64> = rows.iter().map(Row::seed).collect();
     seeds.dedup();
     for &(name, color, value) in series {
         for (i, &seed) in seeds.iter().enumerate() {
             let points = rows
                 .iter()
-                .filter(|r| r.seed == seed)
-                .map(|r| (r.epoch, value(r)));
+                .filter(|r| r.seed() == seed)
+                .map(|r| (r.epoch(), value(r)));
             let line = chart.draw_series(LineSeries::new(points, color.stroke_width(1)))?;
             if i == 0 {
                 line.label(name).legend(move |(x, y)| {
@@ -75,8 +70,8 @@ fn panel<DB: DrawingBackend>(
         .draw()
 }
 
-/// The curves of `rows` under `title`, as an SVG document.
-pub fn curves_svg(title: &str, rows: &[EpochRow]) -> String {
+/// Two panels of curves, each a caption and its series, under `title`, as an SVG document.
+pub fn panels_svg<R: Row>(title: &str, rows: &[R], panels: [(&str, &[Series<R>]); 2]) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (960, 360)).into_drawing_area();
@@ -86,8 +81,8 @@ pub fn curves_svg(title: &str, rows: &[EpochRow]) -> String {
             .and_then(|body| {
                 let [left, right] = <[_; 2]>::try_from(body.split_evenly((1, 2)))
                     .unwrap_or_else(|_| unreachable!("two panels"));
-                panel(&left, "loss", rows, &LOSSES)?;
-                panel(&right, "accuracy", rows, &ACCURACIES)
+                panel(&left, panels[0].0, rows, panels[0].1)?;
+                panel(&right, panels[1].0, rows, panels[1].1)
             })
             .and_then(|_| root.present());
         drawn.expect("drawing into a string cannot fail");

@@ -1,15 +1,16 @@
-//! What a training run writes and `--eval-only` reads back: `metrics.csv` (one row per epoch),
-//! `summary.json` (a typed [`Summary`]), `curves.svg` and one checkpoint per seed; the setup and
-//! per-epoch rows they record.
+//! What a classification run writes and `--eval-only` reads back: `metrics.csv` (one row per
+//! epoch), `summary.json` (a typed [`Summary`]), `curves.svg` and one checkpoint per seed; the
+//! setup and per-epoch rows they record.
 
 use std::path::{Path, PathBuf};
 
-use burn::module::Module;
 use burn_gnn::train::{StoppingRule, mean_std};
+use plotters::style::RGBColor;
 use serde::{Deserialize, Serialize};
 
 use super::cli::{Backend, exit_with};
-use super::plot;
+use super::output::{Outputs, write_csv};
+use super::plot::{self, Row, Series};
 
 /// The version of `summary.json`'s layout; `--eval-only` refuses any other.
 pub const SUMMARY_SCHEMA: u32 = 1;
@@ -129,29 +130,7 @@ impl Summary {
     }
 }
 
-/// Everything a run writes under `--out`: `metrics.csv`, `summary.json`, `curves.svg` and one
-/// checkpoint per seed, `seed-<N>.bpk`.
-pub struct Outputs {
-    pub dir: PathBuf,
-}
-
 impl Outputs {
-    /// Creates `dir`.
-    pub fn create(dir: PathBuf) -> Outputs {
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| exit_with(1, format!("cannot create {}: {e}", dir.display())));
-        Outputs { dir }
-    }
-
-    /// Saves a model with Burn's record system (burnpack) as `seed-<seed>.bpk`.
-    pub fn save_model<M: Module>(&self, model: M, seed: u64) -> PathBuf {
-        let path = self.dir.join(format!("seed-{seed}.bpk"));
-        model
-            .save_file(&path)
-            .unwrap_or_else(|e| exit_with(1, format!("cannot save {}: {e}", path.display())));
-        path
-    }
-
     /// Writes the metrics, the summary and the plot, and says where.
     pub fn write_all(&self, title: &str, summary: &Summary, rows: &[EpochRow]) {
         let (csv_path, json, svg) = (
@@ -164,7 +143,7 @@ impl Outputs {
                 let text = serde_json::to_string_pretty(summary).expect("a summary serialises");
                 std::fs::write(&json, text + "\n").map_err(Into::into)
             })
-            .and_then(|_| std::fs::write(&svg, plot::curves_svg(title, rows)).map_err(Into::into));
+            .and_then(|_| std::fs::write(&svg, curves_svg(title, rows)).map_err(Into::into));
         if let Err(e) = written {
             exit_with(1, format!("cannot write to {}: {e}", self.dir.display()));
         }
@@ -177,29 +156,6 @@ impl Outputs {
             self.dir.display()
         );
     }
-}
-
-/// Writes the per-epoch rows as CSV, with a header.
-fn write_csv(path: &Path, rows: &[EpochRow]) -> Result<(), csv::Error> {
-    let mut w = csv::Writer::from_path(path)?;
-    rows.iter().try_for_each(|r| w.serialize(r))?;
-    w.flush().map_err(Into::into)
-}
-
-/// Loads a checkpoint into `model` (built with the same configuration).
-pub fn load_checkpoint<M: Module>(model: M, path: &Path) -> M {
-    let record = burn::store::ModuleRecord::load(path).unwrap_or_else(|e| {
-        exit_with(1, format!("cannot read checkpoint {}: {e}", path.display()))
-    });
-    model.try_load_record(record).unwrap_or_else(|e| {
-        exit_with(
-            1,
-            format!(
-                "checkpoint {} does not fit this model (another dataset or setup?): {e}",
-                path.display()
-            ),
-        )
-    })
 }
 
 /// After `--eval-only`: compares the reloaded model's accuracies with those recorded in the
@@ -255,4 +211,27 @@ pub fn verify_checkpoint(checkpoint: &Path, backend: Backend, (val_acc, test_acc
     } else {
         println!("trained on another backend; recorded val/test accuracies {recorded:?}");
     }
+}
+
+impl Row for EpochRow {
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+    fn epoch(&self) -> usize {
+        self.epoch
+    }
+}
+
+const LOSSES: [Series<EpochRow>; 2] = [
+    ("train loss", RGBColor(31, 119, 180), |r| r.train_loss),
+    ("val loss", RGBColor(255, 127, 14), |r| r.val_loss),
+];
+const ACCURACIES: [Series<EpochRow>; 2] = [
+    ("val acc", RGBColor(44, 160, 44), |r| r.val_acc),
+    ("test acc", RGBColor(214, 39, 40), |r| r.test_acc),
+];
+
+/// The loss and accuracy curves of `rows` under `title`, as an SVG document.
+pub fn curves_svg(title: &str, rows: &[EpochRow]) -> String {
+    plot::panels_svg(title, rows, [("loss", &LOSSES), ("accuracy", &ACCURACIES)])
 }

@@ -11,7 +11,8 @@ use burn_gnn::train::EarlyStopping;
 use serde::{Deserialize, Serialize};
 
 use super::cli::{Backend, exit_with};
-use super::record::{EpochRow, SeedResult, Setup, load_checkpoint};
+use super::output::load_checkpoint;
+use super::record::{EpochRow, SeedResult, Setup};
 
 /// How far one seed's training has come: all but the tensors (the model, the optimizer's state
 /// and the kept model, saved beside it).
