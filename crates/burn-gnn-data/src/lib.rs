@@ -22,7 +22,9 @@
 //!
 //! Link prediction: [`NegativeSampler`] draws node pairs that are not edges, per graph of a
 //! batch (seeded, exact, thread-count independent), and [`RandomLinkSplit`] splits a graph's
-//! edges into training, validation and test edges with their negatives, as PyG.
+//! edges into training, validation and test edges with their negatives, as PyG;
+//! [`LinkNeighborLoader`] batches seed edges with fresh negatives and the sampled neighbourhood
+//! of their endpoints.
 //!
 //! [`KarateClub`] is embedded (no download), [`synthetic`] generates seeded random graphs
 //! (Erdős–Rényi, stochastic block model, Barabási–Albert, Watts–Strogatz) for tests and
@@ -82,8 +84,8 @@ pub use error::DataError;
 pub use hetero_sampler::{HeteroNeighborLoader, HeteroNeighbors, HeteroSampledBatch};
 pub use karate::KarateClub;
 pub use link::{
-    LinkSet, LinkSplit, NegativeMethod, NegativeSampler, NegativeSampling, RandomLinkSplit,
-    Structured, negative_sampling, structured_negative_sampling,
+    LinkNeighborLoader, LinkSampledBatch, LinkSet, LinkSplit, NegativeMethod, NegativeSampler,
+    NegativeSampling, RandomLinkSplit, Structured, negative_sampling, structured_negative_sampling,
 };
 pub use planetoid::Planetoid;
 pub use planetoid_files::{CACHE_DIR, SOURCE_ENV};

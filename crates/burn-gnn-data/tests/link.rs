@@ -421,3 +421,76 @@ fn message_graph_keeps_edge_features() {
     let two = batch(&[graph.clone(), graph]).unwrap();
     assert!(RandomLinkSplit::new(0.1, 0.1).split_graph(&two).is_err());
 }
+
+/// Every seed edge once per epoch, positives first in local ids that map back to the global
+/// pair, negatives never an edge; the same batches for any thread count, new ones per epoch.
+#[test]
+fn link_neighbor_loader_batches_seed_edges_with_negatives() {
+    use burn_gnn_data::{InNeighbors, LinkNeighborLoader};
+    let (s, r, n) = undirected_graph();
+    let edges: HashSet<(i64, i64)> = pairs(&s, &r).into_iter().collect();
+    let graph = InNeighbors::new(&s, &r, n).unwrap();
+    let seeds: Vec<usize> = (0..s.len()).filter(|&e| s[e] < r[e]).collect();
+    let (ss, sr): (Vec<i64>, Vec<i64>) = seeds.iter().map(|&e| (s[e], r[e])).unzip();
+    let opts = NegativeSampling {
+        undirected: true,
+        ..Default::default()
+    };
+    let loader = LinkNeighborLoader::new(graph, ss.clone(), sr.clone(), vec![5, 3], 64, opts)
+        .unwrap()
+        .with_neg_sampling_ratio(2.0)
+        .unwrap()
+        .with_seed(7);
+    let run = |threads: usize, epoch: u64| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| loader.epoch(epoch).collect::<Vec<_>>())
+    };
+    let batches = run(1, 0);
+    assert_eq!(batches.len(), loader.num_batches());
+    assert_eq!(batches, run(3, 0));
+    assert_ne!(batches, run(1, 1));
+    let mut seen = Vec::new();
+    for b in &batches {
+        let k = b.labels.iter().filter(|&&l| l == 1).count();
+        assert_eq!(b.labels.len(), 3 * k, "two negatives per seed edge");
+        assert!(b.labels[..k].iter().all(|&l| l == 1));
+        for (i, (&u, &v)) in b.senders.iter().zip(&b.receivers).enumerate() {
+            let (gu, gv) = (b.batch.nodes[u as usize], b.batch.nodes[v as usize]);
+            assert!((u as usize) < b.batch.num_seeds && (v as usize) < b.batch.num_seeds);
+            if i < k {
+                seen.push((gu, gv));
+            } else {
+                assert!(
+                    gu < gv && !edges.contains(&(gu, gv)),
+                    "negative {gu} -> {gv}"
+                );
+            }
+        }
+    }
+    seen.sort_unstable();
+    let mut want = pairs(&ss, &sr);
+    want.sort_unstable();
+    assert_eq!(seen, want);
+    // Given labels replace the 1s; with no negatives drawn, a batch holds the seed pairs only.
+    let graph = InNeighbors::new(&s, &r, n).unwrap();
+    let given: Vec<i64> = (0..ss.len() as i64).map(|i| i % 2).collect();
+    let labelled = LinkNeighborLoader::new(graph, ss.clone(), sr.clone(), vec![2], 50, opts)
+        .and_then(|l| l.with_neg_sampling_ratio(0.0))
+        .and_then(|l| l.with_labels(given.clone()))
+        .unwrap()
+        .with_shuffle(false);
+    let got: Vec<i64> = labelled.epoch(0).flat_map(|b| b.labels).collect();
+    assert_eq!(got, given);
+    assert!(labelled.clone().with_labels(vec![1]).is_err());
+    // Slices split the seed edges; bad input is a typed error.
+    assert_eq!(
+        loader.slice(0..10).epoch(0).next().unwrap().labels.len(),
+        30
+    );
+    let graph = InNeighbors::new(&s, &r, n).unwrap();
+    let bad = LinkNeighborLoader::new(graph, vec![0], vec![n as i64], vec![5], 4, opts);
+    assert!(matches!(bad, Err(DataError::InvalidArgument(_))));
+}

@@ -1,8 +1,11 @@
-//! Link prediction data: negative sampling and train / validation / test edge splits.
+//! Link prediction data: negative sampling, train / validation / test edge splits, and
+//! neighbour-sampled mini-batches of edges.
 
+mod loader;
 mod negative;
 mod split;
 
+pub use loader::{LinkNeighborLoader, LinkSampledBatch};
 pub use negative::{
     NegativeMethod, NegativeSampler, NegativeSampling, Structured, negative_sampling,
     structured_negative_sampling,

@@ -98,6 +98,11 @@ impl LinkSet {
 }
 
 impl LinkSplit {
+    /// How many negatives [`train_negatives`](Self::train_negatives) draws per epoch.
+    pub fn num_train_negatives(&self) -> usize {
+        self.num_train_neg
+    }
+
     /// Fresh training negatives for `epoch`: `⌊neg_sampling_ratio · training positives⌋`
     /// pairs that are not training edges, from the stream of `(seed, epoch)`.
     ///
