@@ -54,8 +54,8 @@ pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };
 pub use link::{
-    Gae, InnerProductDecoder, MAX_LOGSTD, Vgae, VgaeEmbedding, average_precision, kl_loss,
-    recon_loss, roc_auc,
+    Gae, InnerProductDecoder, MAX_LOGSTD, Pairs, Vgae, VgaeEmbedding, average_precision,
+    bce_with_logits, kl_loss, recon_loss, roc_auc,
 };
 pub use message_passing::{EdgeInputs, MessagePassing};
 pub use models::{

@@ -8,6 +8,9 @@ use burn_gnn_graph::GraphsTuple;
 
 use crate::NodeModel;
 
+/// Node pairs `(senders, receivers)`, each `[E]`.
+pub type Pairs = (Tensor<1, Int>, Tensor<1, Int>);
+
 /// PyG's bound on `log σ` (`MAX_LOGSTD`), so that `exp(2 log σ)` stays finite.
 pub const MAX_LOGSTD: f64 = 10.0;
 
@@ -32,6 +35,12 @@ impl InnerProductDecoder {
     ) -> Tensor<1> {
         let e = senders.dims()[0];
         burn_segment::sddmm(z.clone(), z, senders, receivers, 1).reshape([e])
+    }
+
+    /// [`recon_loss`] of the positive pairs `pos` and negative pairs `neg` under `z`.
+    pub fn recon_loss(&self, z: Tensor<2>, pos: Pairs, neg: Pairs) -> Tensor<1> {
+        let pos = self.forward(z.clone(), pos.0, pos.1);
+        recon_loss(pos, self.forward(z, neg.0, neg.1))
     }
 
     /// Logits of every pair, `Z Zᵀ` (`[N, N]`: for small graphs only).
@@ -63,6 +72,16 @@ pub fn recon_loss(pos: Tensor<1>, neg: Tensor<1>) -> Tensor<1> {
         neg.dims()[0]
     );
     softplus(pos.neg()).mean() + softplus(neg).mean()
+}
+
+/// The mean binary cross-entropy of `logits` against `targets` in `[0, 1]`,
+/// `mean(softplus(x) − y · x)`: PyTorch's `binary_cross_entropy_with_logits`, finite for any
+/// finite logit.
+///
+/// # Shapes
+/// `logits`, `targets: [B]` -> `[1]`.
+pub fn bce_with_logits(logits: Tensor<1>, targets: Tensor<1>) -> Tensor<1> {
+    (softplus(logits.clone()) - targets * logits).mean()
 }
 
 /// The KL divergence of `N(μ, σ²)` from `N(0, 1)`, summed over the latent dimensions and
@@ -112,14 +131,8 @@ impl<M: NodeModel> Gae<M> {
     }
 
     /// [`recon_loss`] of the positive pairs `pos` and negative pairs `neg` under `z`.
-    pub fn recon_loss(
-        &self,
-        z: Tensor<2>,
-        pos: (Tensor<1, Int>, Tensor<1, Int>),
-        neg: (Tensor<1, Int>, Tensor<1, Int>),
-    ) -> Tensor<1> {
-        let pos = self.decode(z.clone(), pos.0, pos.1);
-        recon_loss(pos, self.decode(z, neg.0, neg.1))
+    pub fn recon_loss(&self, z: Tensor<2>, pos: Pairs, neg: Pairs) -> Tensor<1> {
+        InnerProductDecoder.recon_loss(z, pos, neg)
     }
 }
 
@@ -163,7 +176,12 @@ impl<M: NodeModel> Vgae<M> {
 
     /// `μ`, `log σ` and the embedding of each node.
     pub fn encode(&self, x: Tensor<2>, graph: &GraphsTuple) -> VgaeEmbedding {
-        let out = self.encoder.forward_nodes(x, graph);
+        self.embedding(self.encoder.forward_nodes(x, graph))
+    }
+
+    /// `μ`, `log σ` and the embedding from the encoder's output `[μ | log σ]`, for an encoder
+    /// called some other way (sparse features, extra inputs).
+    pub fn embedding(&self, out: Tensor<2>) -> VgaeEmbedding {
         let [n, width] = out.dims();
         assert!(
             width % 2 == 0,
@@ -182,26 +200,9 @@ impl<M: NodeModel> Vgae<M> {
         VgaeEmbedding { z, mu, logstd }
     }
 
-    /// Logits of the pairs `senders[e] -> receivers[e]`.
-    pub fn decode(
-        &self,
-        z: Tensor<2>,
-        senders: Tensor<1, Int>,
-        receivers: Tensor<1, Int>,
-    ) -> Tensor<1> {
-        InnerProductDecoder.forward(z, senders, receivers)
-    }
-
     /// [`recon_loss`] of `pos` and `neg` under the sampled embedding, plus `kl_loss / N`.
-    pub fn loss(
-        &self,
-        embedding: &VgaeEmbedding,
-        pos: (Tensor<1, Int>, Tensor<1, Int>),
-        neg: (Tensor<1, Int>, Tensor<1, Int>),
-    ) -> Tensor<1> {
-        let z = embedding.z.clone();
-        let pos = self.decode(z.clone(), pos.0, pos.1);
-        let recon = recon_loss(pos, self.decode(z, neg.0, neg.1));
+    pub fn loss(&self, embedding: &VgaeEmbedding, pos: Pairs, neg: Pairs) -> Tensor<1> {
+        let recon = InnerProductDecoder.recon_loss(embedding.z.clone(), pos, neg);
         let n = embedding.mu.dims()[0].max(1) as f64;
         recon + kl_loss(embedding.mu.clone(), embedding.logstd.clone()).div_scalar(n)
     }

@@ -5,6 +5,7 @@ mod autoencoder;
 mod metrics;
 
 pub use autoencoder::{
-    Gae, InnerProductDecoder, MAX_LOGSTD, Vgae, VgaeEmbedding, kl_loss, recon_loss,
+    Gae, InnerProductDecoder, MAX_LOGSTD, Pairs, Vgae, VgaeEmbedding, bce_with_logits, kl_loss,
+    recon_loss,
 };
 pub use metrics::{average_precision, roc_auc};
