@@ -406,3 +406,67 @@ fn zoo_links_name_public_layers() {
     }
     assert!(links >= 17, "{links} links");
 }
+
+#[test]
+fn link_prediction_chapter() {
+    // ANCHOR: link_prediction
+    use burn::module::Module;
+    use burn::optim::{AdamConfig, GradientsParams};
+    use burn_gnn::data::{KarateClub, RandomLinkSplit};
+    use burn_gnn::nn::{Gae, GcnConfig, roc_auc};
+
+    let device = Device::flex().autodiff();
+    let karate = KarateClub::load().graph(&device).expect("embedded");
+    let (senders, receivers) = karate.to_coo();
+    // 85 / 5 / 10 of the 78 friendships, each supervised once; messages pass along the
+    // training edges (both directions).
+    let split = RandomLinkSplit::new(0.05, 0.1)
+        .with_undirected(true)
+        .with_seed(0)
+        .split(&senders, &receivers, 34)
+        .expect("a sparse, undirected graph");
+    let graph = split
+        .train
+        .message_graph(&karate)
+        .expect("the split's graph");
+    let x = Tensor::<2>::eye(34, &device); // no features: one-hot node ids
+    let ids = |v: &[i64]| Tensor::<1, Int>::from_ints(v, &device);
+    let pos = (
+        ids(&split.train.pos_senders),
+        ids(&split.train.pos_receivers),
+    );
+
+    let mut gae = Gae::new(GcnConfig::new(34, 16, 8).init(&device).expect("two layers"));
+    let mut optim = AdamConfig::new().with_epsilon(1e-8).init();
+    for epoch in 0..200 {
+        // Fresh negatives every epoch, never a training edge.
+        let (ns, nr) = split.train_negatives(epoch).expect("sparse enough");
+        let z = gae.encode(x.clone(), &graph);
+        let loss = gae.recon_loss(z, pos.clone(), (ids(&ns), ids(&nr)));
+        let grads = GradientsParams::from_grads(loss.backward(), &gae);
+        gae = optim.step(0.01, gae, grads);
+    }
+
+    // Score training positives against unseen negatives, without autodiff.
+    let eval = gae.valid();
+    let (x, graph) = (x.inner(), graph.to_device(&Device::flex()));
+    let (ns, nr) = split.train_negatives(1_000).expect("sparse enough");
+    let ids = |v: &[i64]| Tensor::<1, Int>::from_ints(v, &Device::flex());
+    let z = eval.encode(x, &graph);
+    let logits = |s: &[i64], r: &[i64]| eval.decode(z.clone(), ids(s), ids(r));
+    let scores: Vec<f64> = Tensor::cat(
+        vec![
+            logits(&split.train.pos_senders, &split.train.pos_receivers),
+            logits(&ns, &nr),
+        ],
+        0,
+    )
+    .into_data()
+    .iter::<f64>()
+    .collect();
+    let n_pos = split.train.pos_senders.len();
+    let labels: Vec<bool> = (0..scores.len()).map(|i| i < n_pos).collect();
+    let auc = roc_auc(&scores, &labels).expect("both classes");
+    assert!(auc > 0.85, "training AUC {auc}");
+    // ANCHOR_END: link_prediction
+}

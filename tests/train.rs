@@ -13,14 +13,19 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::nn::{Linear, LinearConfig};
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn::train::metric::{AurocMetric, LossMetric};
 use burn::train::{ExecutionStrategy, Learner, MultiDeviceOptim, SupervisedTraining};
 use burn_gnn::data::synthetic::{SplitMix64, stochastic_block_model};
-use burn_gnn::data::{InNeighbors, KarateClub, NeighborLoader};
+use burn_gnn::data::{
+    InNeighbors, KarateClub, LinkNeighborLoader, NegativeSampling, NeighborLoader, RandomLinkSplit,
+};
 use burn_gnn::graph::GraphsTuple;
-use burn_gnn::nn::{GcnConfig, Gin, GinConfig, GraphSage, GraphSageConfig, global_mean_pool};
+use burn_gnn::nn::{
+    GcnConfig, Gin, GinConfig, GraphSage, GraphSageConfig, InnerProductDecoder, global_mean_pool,
+};
 use burn_gnn::train::{
-    FullGraphLoader, GraphBatcher, GraphClassification, GraphItem, GraphModel, NodeBatch,
-    NodeClassification, SampledNodeLoader,
+    FullGraphLinkLoader, FullGraphLoader, GraphBatcher, GraphClassification, GraphItem, GraphModel,
+    LinkBatch, LinkPrediction, NodeBatch, NodeClassification, SampledLinkLoader, SampledNodeLoader,
 };
 
 const LR: f64 = 0.01;
@@ -415,4 +420,122 @@ fn graph_batcher_feeds_burns_data_loader_and_the_loss_is_per_graph() {
     // A graph without node features is refused when the item is made.
     let bare = GraphsTuple::from_coo(&[0], &[1], 2, &device).unwrap();
     assert!(GraphItem::new(&bare, 0).is_err());
+}
+
+/// Link prediction: the Learner's steps over `FullGraphLinkLoader` (fresh negatives each
+/// epoch) equal a plain loop over the same pairs, with the loss written out by hand.
+#[test]
+fn link_prediction_under_the_learner_equals_a_plain_loop() {
+    let device = Device::flex().autodiff();
+    let full = KarateClub::load().graph(&device).unwrap();
+    let (s, r) = full.to_coo();
+    let split = RandomLinkSplit::new(0.1, 0.2)
+        .with_undirected(true)
+        .with_seed(3);
+    let split = Arc::new(split.split(&s, &r, 34).unwrap());
+    let graph = split.train.message_graph(&full).unwrap();
+    let x = full.node_tensor::<2>().unwrap();
+    let inner = Device::flex();
+    let val_graph = split.val.message_graph(&full.to_device(&inner)).unwrap();
+    let train = FullGraphLinkLoader::train(split.clone(), graph.clone(), x.clone()).unwrap();
+    let valid = FullGraphLinkLoader::eval(&split.val, val_graph, x.clone().to_device(&inner));
+    let model = GcnConfig::new(34, 8, 4).init(&device).unwrap();
+    let result =
+        SupervisedTraining::new(scratch("link"), Arc::new(train), Arc::new(valid.unwrap()))
+            .metrics((AurocMetric::binary(), LossMetric::new()))
+            .num_epochs(4)
+            .with_application_logger(None)
+            .with_training_strategy(ExecutionStrategy::single(device.clone()).into())
+            .launch(Learner::new(
+                LinkPrediction::new(model.clone()),
+                AdamConfig::new().init(),
+                LR,
+            ));
+    assert!(result.error.is_none());
+
+    let ints =
+        |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v.clone(), [v.len()]), &device);
+    let mut reference = model;
+    let mut optim = AdamConfig::new().init();
+    for epoch in 0..4 {
+        let (ns, nr) = split.train_negatives(epoch).unwrap();
+        let p = split.train.pos_senders.len();
+        let senders = [split.train.pos_senders.clone(), ns].concat();
+        let receivers = [split.train.pos_receivers.clone(), nr].concat();
+        let y: Vec<f32> = (0..senders.len())
+            .map(|i| if i < p { 1.0 } else { 0.0 })
+            .collect();
+        let y = Tensor::<1>::from_data(TensorData::new(y.clone(), [y.len()]), &device);
+        let z = reference.forward(x.clone(), &graph);
+        let logits = InnerProductDecoder.forward(z, ints(senders), ints(receivers));
+        // -[y log σ(l) + (1 - y) log(1 - σ(l))] = log(1 + e^l) - y l for these small logits.
+        let loss = (logits.clone().exp().log1p() - y * logits).mean();
+        let grads = GradientsParams::from_grads(loss.backward(), &reference);
+        reference = optim.step(LR, reference, grads);
+    }
+    assert_close(
+        &params(&result.model.model),
+        &params(&reference),
+        "link prediction",
+    );
+
+    // Items are pairs, positives first; slices split them; a bad x is a typed error.
+    let loader = FullGraphLinkLoader::train(split.clone(), graph.clone(), x.clone()).unwrap();
+    let n = split.train.pos_senders.len() + split.num_train_negatives();
+    assert_eq!(loader.num_items(), n);
+    let batch: LinkBatch = loader.iter().next().unwrap().unwrap();
+    let targets: Vec<i64> = batch.targets.into_data().iter::<i64>().collect();
+    assert_eq!(
+        targets.iter().filter(|&&t| t == 1).count(),
+        split.train.pos_senders.len()
+    );
+    let parts: Vec<usize> = [loader.slice(0, n / 2), loader.slice(n / 2, n)]
+        .iter()
+        .map(|l| l.iter().next().unwrap().unwrap().senders.dims()[0])
+        .collect();
+    assert_eq!(parts, [n / 2, n - n / 2]);
+    let bad = FullGraphLinkLoader::train(split, graph, x.slice([0..10, 0..34]));
+    assert!(bad.is_err_and(|e| e.to_string().contains("34 nodes")));
+}
+
+/// Sampled link batches: the pairs index the batch's own nodes, whose features are gathered
+/// from x; the items are the seed edges and slices split them.
+#[test]
+fn sampled_link_loader_batches_index_their_subgraph() {
+    let (lists, x, _) = block_graph();
+    let n = lists.num_nodes();
+    let (s, r): (Vec<i64>, Vec<i64>) = (0..n)
+        .flat_map(|v| lists.of(v).iter().map(move |&u| (i64::from(u), v as i64)))
+        .take(100)
+        .unzip();
+    let device = Device::flex();
+    let x = Tensor::<2>::from_data(TensorData::new(x, [n, 8]), &device);
+    let opts = NegativeSampling::default();
+    let links = LinkNeighborLoader::new(lists.clone(), s, r, vec![4, 2], 32, opts).unwrap();
+    let loader = SampledLinkLoader::new(links.clone(), x.clone(), &device).unwrap();
+    assert_eq!(loader.num_items(), 100);
+    let mut positives = 0;
+    for (batch, sampled) in loader.iter().zip(links.epoch(0)) {
+        let batch: LinkBatch = batch.unwrap();
+        assert_eq!(batch.graph.sum_n_node(), sampled.batch.nodes.len());
+        let rows = Tensor::<1, Int>::from_data(
+            TensorData::new(sampled.batch.nodes.clone(), [sampled.batch.nodes.len()]),
+            &device,
+        );
+        let want: Vec<f32> = x.clone().select(0, rows).into_data().iter().collect();
+        let got: Vec<f32> = batch.x.into_data().iter().collect();
+        assert_eq!(got, want);
+        let senders: Vec<i64> = batch.senders.into_data().iter::<i64>().collect();
+        assert_eq!(senders, sampled.senders);
+        positives += batch
+            .targets
+            .into_data()
+            .iter::<i64>()
+            .filter(|&t| t == 1)
+            .count();
+    }
+    assert_eq!(positives, 100);
+    assert_eq!(loader.slice(0, 40).num_items(), 40);
+    let bad = SampledLinkLoader::new(links, x.slice([0..10, 0..8]), &device);
+    assert!(bad.is_err_and(|e| e.to_string().contains("240 nodes")));
 }

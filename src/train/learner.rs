@@ -6,7 +6,7 @@ use burn::nn::loss::CrossEntropyLossConfig;
 use burn::tensor::{Int, Tensor};
 use burn::train::{ClassificationOutput, InferenceStep, TrainOutput, TrainStep};
 use burn_gnn_graph::GraphsTuple;
-use burn_gnn_nn::NodeModel;
+use burn_gnn_nn::{InnerProductDecoder, NodeModel, bce_with_logits};
 
 /// A mini-batch for node classification: a graph, its node features, the node rows that carry
 /// a loss, and their labels.
@@ -37,6 +37,25 @@ pub struct GraphBatch {
     /// Node features.
     pub x: Tensor<2>,
     /// The class of each graph.
+    pub targets: Tensor<1, Int>,
+}
+
+/// A mini-batch for link prediction: a graph messages pass along, its node features, and the
+/// node pairs to score with their labels (1 for an edge, 0 for a negative).
+///
+/// # Shapes
+/// `x: [N, d_input]`, `senders`, `receivers`, `targets: [B]`.
+#[derive(Clone, Debug)]
+pub struct LinkBatch {
+    /// The graph messages flow over (without the pairs held out for supervision).
+    pub graph: GraphsTuple,
+    /// Node features.
+    pub x: Tensor<2>,
+    /// The first node of each scored pair.
+    pub senders: Tensor<1, Int>,
+    /// The second node of each scored pair.
+    pub receivers: Tensor<1, Int>,
+    /// 1 where the pair is an edge, 0 where it is a negative.
     pub targets: Tensor<1, Int>,
 }
 
@@ -93,6 +112,36 @@ impl<M: GraphModel> GraphClassification<M> {
     }
 }
 
+/// Link prediction under burn-train: wraps a [`NodeModel`] as the encoder of a graph
+/// autoencoder; each pair is scored by the inner product of its nodes' embeddings
+/// ([`InnerProductDecoder`]) and the loss is the mean binary cross-entropy of the logits
+/// against the targets. The output holds the logits as one column and the targets, so
+/// burn-train's `AurocMetric::binary()` and `AucPrMetric::binary()` score it.
+#[derive(Module, Debug)]
+pub struct LinkPrediction<M: Module> {
+    /// The encoder.
+    pub model: M,
+}
+
+impl<M: NodeModel> LinkPrediction<M> {
+    /// Wraps `model`.
+    pub fn new(model: M) -> Self {
+        LinkPrediction { model }
+    }
+
+    /// Loss, logits `[B, 1]` and targets of `batch`'s pairs.
+    pub fn forward_classification(&self, batch: LinkBatch) -> ClassificationOutput {
+        let z = self.model.forward_nodes(batch.x, &batch.graph);
+        let logits = InnerProductDecoder.forward(z, batch.senders, batch.receivers);
+        let loss = bce_with_logits(logits.clone(), batch.targets.clone().float());
+        ClassificationOutput {
+            loss,
+            output: logits.unsqueeze_dim(1),
+            targets: batch.targets,
+        }
+    }
+}
+
 fn classification(output: Tensor<2>, targets: Tensor<1, Int>) -> ClassificationOutput {
     let loss = CrossEntropyLossConfig::new()
         .init(&output.device())
@@ -128,3 +177,4 @@ macro_rules! steps {
 }
 steps!(NodeClassification, NodeModel, NodeBatch);
 steps!(GraphClassification, GraphModel, GraphBatch);
+steps!(LinkPrediction, NodeModel, LinkBatch);

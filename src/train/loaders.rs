@@ -12,12 +12,12 @@ use burn_gnn_graph::{GraphData, GraphsTuple};
 
 use super::{GraphBatch, NodeBatch};
 
-fn ids(values: Vec<i64>, device: &Device) -> Tensor<1, Int> {
+pub(crate) fn ids(values: Vec<i64>, device: &Device) -> Tensor<1, Int> {
     let n = values.len();
     Tensor::from_data(TensorData::new(values, [n]), device)
 }
 
-fn invalid(message: String) -> DataError {
+pub(crate) fn invalid(message: String) -> DataError {
     DataError::InvalidArgument(message)
 }
 
@@ -194,24 +194,25 @@ impl FullGraphLoader {
     }
 }
 
-/// The iterator of one epoch of a [`FullGraphLoader`]: at most one batch.
-struct FullEpoch {
-    batch: Option<NodeBatch>,
-    total: usize,
+/// The iterator of one epoch of a full-graph loader: at most one batch of `total` items.
+pub(crate) struct FullEpoch<B> {
+    pub(crate) batch: Option<B>,
+    pub(crate) total: usize,
+    pub(crate) unit: &'static str,
 }
 
-impl Iterator for FullEpoch {
-    type Item = Result<NodeBatch, DatasetError>;
+impl<B> Iterator for FullEpoch<B> {
+    type Item = Result<B, DatasetError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         self.batch.take().map(Ok)
     }
 }
 
-impl DataLoaderIterator<NodeBatch> for FullEpoch {
+impl<B> DataLoaderIterator<B> for FullEpoch<B> {
     fn progress(&self) -> Progress {
         let done = if self.batch.is_some() { 0 } else { self.total };
-        Progress::new(done, self.total, Some("nodes".into()))
+        Progress::new(done, self.total, Some(self.unit.into()))
     }
 }
 
@@ -229,6 +230,7 @@ impl DataLoader<NodeBatch> for FullGraphLoader {
         Box::new(FullEpoch {
             batch,
             total: self.rows.len(),
+            unit: "nodes",
         })
     }
 

@@ -20,8 +20,10 @@
 //! - **Wrappers** implementing burn-train's `TrainStep` and `InferenceStep` with
 //!   cross-entropy and a [`ClassificationOutput`](burn::train::ClassificationOutput) (so `AccuracyMetric` and `LossMetric`
 //!   apply): [`NodeClassification`] around any [`NodeModel`], [`GraphClassification`] around
-//!   any [`GraphModel`]. The thin models `Gcn`, `Gat`, `GraphSage` and `Gin` are
-//!   [`NodeModel`]s.
+//!   any [`GraphModel`], and [`LinkPrediction`], a graph autoencoder around any [`NodeModel`]
+//!   scoring node pairs ([`LinkBatch`], [`FullGraphLinkLoader`], [`SampledLinkLoader`]; burn-train's
+//!   `AurocMetric::binary()` reports its ROC AUC). The thin models `Gcn`, `Gat`, `GraphSage`
+//!   and `Gin` are [`NodeModel`]s.
 //!
 //! `examples/graphsage_learner.rs` trains GraphSAGE on sampled mini-batches of a million-node
 //! graph this way, and the book's chapter "Training with burn-train, on one device or several"
@@ -39,6 +41,8 @@
 #[cfg(feature = "train")]
 mod learner;
 #[cfg(feature = "train")]
+mod link_loader;
+#[cfg(feature = "train")]
 mod loaders;
 mod metrics;
 mod stopping;
@@ -48,7 +52,12 @@ mod stopping;
 #[cfg(feature = "train")]
 pub use burn_gnn_nn::NodeModel;
 #[cfg(feature = "train")]
-pub use learner::{GraphBatch, GraphClassification, GraphModel, NodeBatch, NodeClassification};
+pub use learner::{
+    GraphBatch, GraphClassification, GraphModel, LinkBatch, LinkPrediction, NodeBatch,
+    NodeClassification,
+};
+#[cfg(feature = "train")]
+pub use link_loader::{FullGraphLinkLoader, SampledLinkLoader};
 #[cfg(feature = "train")]
 pub use loaders::{FullGraphLoader, GraphBatcher, GraphItem, SampledNodeLoader};
 pub use metrics::{accuracy, mean_std};
