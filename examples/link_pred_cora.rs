@@ -15,6 +15,8 @@
 //! layer); inner-product decoder; Adam with lr 0.01, 400 epochs, no dropout or weight decay.
 //! Messages pass along the training edges when training and validating, along the training
 //! and validation edges when testing. The model of the best validation AUC is kept.
+//! `--objective full` trains on the paper code's objective instead: every pair of nodes, the
+//! training edges and self loops positive, weighted by the ratio of negatives to positives.
 //!
 //! Outputs under `--out` (default `runs/link_pred_cora-<dataset>-<model>`): `metrics.csv`,
 //! `summary.json`, `curves.svg` and `seed-<N>.bpk`, which `--eval-only` reloads and checks
@@ -34,11 +36,14 @@ use std::time::Instant;
 
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
+use burn::tensor::activation::relu;
 use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
 use burn_gnn::train::mean_std;
 use burn_gnn_data::{LinkSet, LinkSplit, Planetoid, RandomLinkSplit};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
-use burn_gnn_nn::{Gae, Gcn, GcnConfig, InnerProductDecoder, Vgae, average_precision, roc_auc};
+use burn_gnn_nn::{
+    Gae, Gcn, GcnConfig, InnerProductDecoder, Vgae, average_precision, kl_loss, roc_auc,
+};
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, at_least, exit_with};
 use common::output::{Outputs, load_checkpoint, write_csv};
@@ -58,6 +63,17 @@ enum Model {
     Vgae,
 }
 
+/// The reconstruction objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Objective {
+    /// PyG's: the training edges against as many fresh negatives each epoch.
+    Sampled,
+    /// The paper's code: every pair of nodes, the training edges and self loops positive,
+    /// weighted by the ratio of negatives to positives.
+    Full,
+}
+
 /// Train GAE or VGAE (Kipf & Welling, 2016) for link prediction on a Planetoid dataset
 #[derive(Debug, Parser)]
 #[command(name = "link_pred_cora")]
@@ -68,6 +84,9 @@ struct Args {
     /// The autoencoder.
     #[arg(long, value_enum, default_value_t = Model::Gae)]
     model: Model,
+    /// The reconstruction objective.
+    #[arg(long, value_enum, default_value_t = Objective::Sampled)]
+    objective: Objective,
     /// The backend to train on.
     #[arg(long, value_enum, default_value_t = Backend::Flex)]
     backend: Backend,
@@ -138,6 +157,7 @@ struct Summary {
     example: String,
     dataset: String,
     model: Model,
+    objective: Objective,
     backend: Backend,
     epochs: usize,
     lr: f64,
@@ -211,10 +231,12 @@ struct Prepared {
     val: (GraphsTuple, Pairs),
     test: (GraphsTuple, Pairs),
     x: SparseMatrix,
+    /// With the full objective: the training adjacency plus self loops, `[N, N]`.
+    target: Option<Tensor<2>>,
 }
 
 impl Prepared {
-    fn new(data: &Planetoid, seed: u64, base: &Device) -> Prepared {
+    fn new(data: &Planetoid, seed: u64, base: &Device, objective: Objective) -> Prepared {
         let split = RandomLinkSplit::new(0.05, 0.1)
             .with_undirected(true)
             .with_seed(seed)
@@ -233,7 +255,17 @@ impl Prepared {
             ints(split.train.pos_senders.clone(), &train_dev),
             ints(split.train.pos_receivers.clone(), &train_dev),
         );
+        let n = data.num_nodes;
+        let target = (objective == Objective::Full).then(|| {
+            let mut dense = vec![0f32; n * n];
+            for &e in &split.train.message_edges {
+                dense[data.senders[e] as usize * n + data.receivers[e] as usize] = 1.0;
+            }
+            (0..n).for_each(|v| dense[v * n + v] = 1.0);
+            Tensor::<2>::from_data(TensorData::new(dense, [n, n]), &train_dev)
+        });
         Prepared {
+            target,
             train: (graph(&split.train, &train_dev), x.to_device(&train_dev)),
             train_pos,
             val: (graph(&split.val, base), Pairs::new(&split.val, base)),
@@ -242,6 +274,25 @@ impl Prepared {
             split,
         }
     }
+}
+
+/// Kipf's objective: the binary cross-entropy of every pair's logit `z_i · z_j` against the
+/// dense `target`, positives weighted by `#negatives / #positives`, the mean scaled by
+/// `N² / (2 · #negatives)` (`gae/optimizer.py`).
+fn full_loss(z: Tensor<2>, target: &Tensor<2>) -> Tensor<1> {
+    let [n, _] = target.dims();
+    let pairs = (n * n) as f64;
+    let positives = target.clone().sum().into_scalar::<f64>();
+    let (pos_weight, norm) = (
+        (pairs - positives) / positives,
+        pairs / (2.0 * (pairs - positives)),
+    );
+    let logits = InnerProductDecoder.forward_all(z).reshape([n * n]);
+    let y = target.clone().reshape([n * n]);
+    let softplus = |x: Tensor<1>| relu(x.clone()) + x.abs().neg().exp().log1p();
+    let bce = y.clone() * softplus(logits.clone().neg()).mul_scalar(pos_weight)
+        + (y.neg().add_scalar(1.0)) * softplus(logits);
+    bce.mean().mul_scalar(norm)
 }
 
 /// Either autoencoder around the same encoder.
@@ -261,22 +312,30 @@ impl Autoencoder {
     }
 
     // ANCHOR: loss
-    /// The training loss on `pos` and `neg` pairs (VGAE: plus the KL term over N).
+    /// The training loss on `pos` and `neg` pairs (VGAE: plus the KL term over N), or with a
+    /// dense `target`, on every pair (the paper's objective).
     fn loss(
         &self,
         x: &SparseMatrix,
         graph: &GraphsTuple,
         pos: (Tensor<1, Int>, Tensor<1, Int>),
         neg: (Tensor<1, Int>, Tensor<1, Int>),
+        target: Option<&Tensor<2>>,
     ) -> Tensor<1> {
-        match self {
-            Autoencoder::Gae(gae) => {
+        match (self, target) {
+            (Autoencoder::Gae(gae), None) => {
                 let z = gae.encoder.forward_sparse(x, graph);
                 gae.recon_loss(z, pos, neg)
             }
-            Autoencoder::Vgae(vgae) => {
+            (Autoencoder::Vgae(vgae), None) => {
                 let embedding = vgae.embedding(vgae.encoder.forward_sparse(x, graph));
                 vgae.loss(&embedding, pos, neg)
+            }
+            (Autoencoder::Gae(gae), Some(t)) => full_loss(gae.encoder.forward_sparse(x, graph), t),
+            (Autoencoder::Vgae(vgae), Some(t)) => {
+                let e = vgae.embedding(vgae.encoder.forward_sparse(x, graph));
+                let n = e.mu.dims()[0] as f64;
+                full_loss(e.z, t) + kl_loss(e.mu, e.logstd).div_scalar(n)
             }
         }
     }
@@ -308,7 +367,7 @@ fn train_seed(
     bar: &mut Progress,
 ) -> (Autoencoder, SeedResult, Vec<LinkRow>) {
     let start = Instant::now();
-    let p = Prepared::new(data, seed, base);
+    let p = Prepared::new(data, seed, base, args.objective);
     let train_dev = base.clone().autodiff();
     train_dev.seed(seed);
     let mut model = Autoencoder::new(args.model, data.num_features, &train_dev);
@@ -323,7 +382,8 @@ fn train_seed(
             .train_negatives(epoch as u64)
             .expect("Planetoid graphs are sparse");
         let neg = (ints(ns, &train_dev), ints(nr, &train_dev));
-        let loss = model.loss(&p.train.1, &p.train.0, p.train_pos.clone(), neg);
+        let target = p.target.as_ref();
+        let loss = model.loss(&p.train.1, &p.train.0, p.train_pos.clone(), neg, target);
         let train_loss = loss.clone().into_scalar::<f64>();
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(LR, model, grads);
@@ -401,7 +461,7 @@ fn eval_only(args: &Args, data: &Planetoid, path: &Path, base: &Device) {
     else {
         fail("it records no such checkpoint".into())
     };
-    let p = Prepared::new(data, entry.seed, base);
+    let p = Prepared::new(data, entry.seed, base, Objective::Sampled);
     let model = load_checkpoint(
         Autoencoder::new(summary.model, data.num_features, base),
         path,
@@ -489,6 +549,7 @@ fn main() {
         example: "link_pred_cora".into(),
         dataset: data.name.clone(),
         model: args.model,
+        objective: args.objective,
         backend: args.backend,
         epochs: args.epochs,
         lr: LR,
