@@ -494,3 +494,142 @@ fn link_neighbor_loader_batches_seed_edges_with_negatives() {
     let bad = LinkNeighborLoader::new(graph, vec![0], vec![n as i64], vec![5], 4, opts);
     assert!(matches!(bad, Err(DataError::InvalidArgument(_))));
 }
+
+/// One relation of a heterogeneous graph: its edges split, its reverse relation following,
+/// other relations whole, negatives (source, target) pairs that are not edges.
+#[test]
+fn heterogeneous_split_keeps_the_reverse_relation_in_step() {
+    use burn::tensor::Int;
+    use burn_gnn_graph::{EdgeType, HeteroGraph};
+    let device = Device::flex();
+    let (users, items) = (20i64, 30i64);
+    let mut rng = burn_gnn_data::synthetic::SplitMix64::new(3);
+    let mut rated = HashSet::new();
+    while rated.len() < 120 {
+        rated.insert((
+            rng.below(users as u64) as i64,
+            rng.below(items as u64) as i64,
+        ));
+    }
+    let rated: Vec<(i64, i64)> = rated.into_iter().collect();
+    let rates = EdgeType::new("user", "rates", "item");
+    let rev = EdgeType::new("item", "rated_by", "user");
+    let follows = EdgeType::new("user", "follows", "user");
+    let ints =
+        |v: Vec<i64>| Tensor::<1, Int>::from_data(TensorData::new(v.clone(), [v.len()]), &device);
+    let (s, r): (Vec<i64>, Vec<i64>) = rated.iter().copied().unzip();
+    // The reverse relation lists its edges in another order.
+    let (rs, rr): (Vec<i64>, Vec<i64>) = rated.iter().rev().map(|&(u, i)| (i, u)).unzip();
+    let feats: Vec<f32> = (0..s.len()).map(|e| e as f32).collect();
+    let graph = HeteroGraph::builder(&device)
+        .node_set("user", users as usize)
+        .node_set("item", items as usize)
+        .edge_set(rates.clone(), ints(s.clone()), ints(r.clone()))
+        .edge_features(
+            rates.clone(),
+            Tensor::<2>::from_data(TensorData::new(feats, [s.len(), 1]), &device),
+        )
+        .edge_set(rev.clone(), ints(rs.clone()), ints(rr.clone()))
+        .edge_set(follows.clone(), ints(vec![0, 1, 2]), ints(vec![1, 2, 0]))
+        .build()
+        .unwrap();
+    let split = RandomLinkSplit::new(0.1, 0.2).with_seed(5);
+    let split = split.split_hetero(&graph, &rates, Some(&rev)).unwrap();
+    let (n_val, n_test) = (12, 24);
+    assert_eq!(
+        (split.val.pos_edges.len(), split.test.pos_edges.len()),
+        (n_val, n_test)
+    );
+    let mut all: Vec<usize> = [&split.train, &split.val, &split.test]
+        .iter()
+        .flat_map(|set| set.pos_edges.clone())
+        .collect();
+    all.sort_unstable();
+    assert_eq!(all, (0..s.len()).collect::<Vec<_>>());
+    let sorted = |sets: &[&[usize]]| {
+        let mut ids: Vec<usize> = sets.concat();
+        ids.sort_unstable();
+        ids
+    };
+    assert_eq!(split.train.message_edges, sorted(&[&split.train.pos_edges]));
+    assert_eq!(
+        split.test.message_edges,
+        sorted(&[&split.train.pos_edges, &split.val.pos_edges])
+    );
+    let edges: HashSet<(i64, i64)> = rated.iter().copied().collect();
+    for set in [&split.train, &split.val, &split.test] {
+        // The reverse relation keeps exactly the reverses of the message edges.
+        let back: HashSet<(i64, i64)> = set
+            .rev_message_edges
+            .iter()
+            .map(|&e| (rr[e], rs[e]))
+            .collect();
+        let forward: HashSet<(i64, i64)> =
+            set.message_edges.iter().map(|&e| (s[e], r[e])).collect();
+        assert_eq!(back, forward);
+        for (u, i) in pairs(&set.neg_senders, &set.neg_receivers) {
+            assert!((0..users).contains(&u) && (0..items).contains(&i) && !edges.contains(&(u, i)));
+        }
+        let g = split.message_hetero_graph(set, &graph).unwrap();
+        assert_eq!(g.num_edges(&rates), set.message_edges.len());
+        assert_eq!(g.num_edges(&rev), set.message_edges.len());
+        assert_eq!(g.num_edges(&follows), 3);
+        let got: Vec<f32> = g
+            .edge_set(&rates)
+            .unwrap()
+            .features()
+            .main
+            .as_ref()
+            .unwrap()
+            .float::<2>()
+            .unwrap()
+            .into_data()
+            .iter()
+            .collect();
+        let want: Vec<f32> = set.message_edges.iter().map(|&e| e as f32).collect();
+        assert_eq!(got, want);
+    }
+    assert_eq!(split.val.neg_senders.len(), n_val);
+    let train_edges: HashSet<(i64, i64)> = split
+        .train
+        .message_edges
+        .iter()
+        .map(|&e| (s[e], r[e]))
+        .collect();
+    let (ns, nr) = split.train_negatives(2).unwrap();
+    assert!(pairs(&ns, &nr).iter().all(|p| !train_edges.contains(p)));
+    // Errors: a reverse of other types, a missing reverse, undirected, a homogeneous split.
+    let base = RandomLinkSplit::new(0.1, 0.2);
+    assert!(base.split_hetero(&graph, &rates, Some(&follows)).is_err());
+    assert!(
+        base.split_hetero(&graph, &EdgeType::new("a", "b", "c"), None)
+            .is_err()
+    );
+    assert!(
+        base.clone()
+            .with_undirected(true)
+            .split_hetero(&graph, &rates, None)
+            .is_err()
+    );
+    let partial = HeteroGraph::builder(&device)
+        .node_set("user", 20)
+        .node_set("item", 30)
+        .edge_set(rates.clone(), ints(s.clone()), ints(r.clone()))
+        .edge_set(rev.clone(), ints(rs[1..].to_vec()), ints(rr[1..].to_vec()))
+        .build()
+        .unwrap();
+    let err = base.split_hetero(&partial, &rates, Some(&rev)).unwrap_err();
+    assert!(err.to_string().contains("no reverse"), "{err}");
+    let (hs, hr) = undirected_graph_pairs();
+    let homogeneous = base.split(&hs, &hr, 200).unwrap();
+    assert!(
+        homogeneous
+            .message_hetero_graph(&homogeneous.train, &graph)
+            .is_err()
+    );
+}
+
+fn undirected_graph_pairs() -> (Vec<i64>, Vec<i64>) {
+    let (s, r, _) = undirected_graph();
+    (s, r)
+}

@@ -1,6 +1,7 @@
 //! Link prediction data: negative sampling, train / validation / test edge splits, and
 //! neighbour-sampled mini-batches of edges.
 
+mod hetero_split;
 mod loader;
 mod negative;
 mod split;

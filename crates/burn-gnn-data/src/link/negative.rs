@@ -50,6 +50,9 @@ struct PairSpace {
     offset: u64,
     /// Its nodes.
     n: u64,
+    /// Receiver nodes (`n`, unless bipartite) and the first of them.
+    m: u64,
+    dst_offset: u64,
     /// Number of keys (`n²`, or `n (n + 1) / 2` unordered).
     universe: u64,
     /// Sorted, distinct keys that are not negatives.
@@ -87,13 +90,13 @@ impl PairSpace {
             // Rows 0..a of the upper triangle hold n + (n - 1) + ... + (n - a + 1) keys.
             a * self.n - a * a.saturating_sub(1) / 2 + (b - a)
         } else {
-            u * self.n + v
+            u * self.m + v
         }
     }
 
     fn pair(&self, key: u64, undirected: bool) -> (u64, u64) {
         if !undirected {
-            return (key / self.n, key % self.n);
+            return (key / self.m, key % self.m);
         }
         // The last row whose first key is at most `key`.
         let start = |a: u64| a * self.n - a * a.saturating_sub(1) / 2;
@@ -206,6 +209,8 @@ impl NegativeSampler {
             graphs.push(PairSpace {
                 offset,
                 n,
+                m: n,
+                dst_offset: offset,
                 universe,
                 forbidden: Vec::new(),
             });
@@ -255,6 +260,75 @@ impl NegativeSampler {
         let n_node = graph.n_node().clone().into_data().convert::<i64>();
         let n_node: Vec<usize> = n_node.iter::<i64>().map(|n| n as usize).collect();
         NegativeSampler::new(&senders, &receivers, &n_node, options)
+    }
+
+    /// A sampler over one bipartite relation: `senders` index `num_src` source nodes,
+    /// `receivers` `num_dst` target nodes (one edge type of a heterogeneous graph); a negative
+    /// is any (source, target) pair that is not an edge. `options.self_loops` and
+    /// `options.undirected` do not apply.
+    ///
+    /// # Errors
+    /// [`DataError::InvalidArgument`] if the lists differ in length, an index is outside its
+    /// node set, `options.undirected` is set, or a side has more than `u32::MAX` nodes.
+    pub fn bipartite(
+        senders: &[i64],
+        receivers: &[i64],
+        num_src: usize,
+        num_dst: usize,
+        options: NegativeSampling,
+    ) -> Result<NegativeSampler, DataError> {
+        let bad = |m: String| {
+            Err(DataError::InvalidArgument(format!(
+                "negative sampling: {m}"
+            )))
+        };
+        if options.undirected {
+            return bad("a bipartite relation has no undirected pairs".into());
+        }
+        if senders.len() != receivers.len() {
+            return bad(format!(
+                "{} senders but {} receivers",
+                senders.len(),
+                receivers.len()
+            ));
+        }
+        if num_src.max(num_dst) as u64 > u64::from(u32::MAX) {
+            return bad(format!(
+                "{} nodes (at most {} per side)",
+                num_src.max(num_dst),
+                u32::MAX
+            ));
+        }
+        let (n, m) = (num_src as u64, num_dst as u64);
+        let mut forbidden = Vec::with_capacity(senders.len());
+        for (e, (&s, &r)) in senders.iter().zip(receivers).enumerate() {
+            match (u64::try_from(s), u64::try_from(r)) {
+                (Ok(s), Ok(r)) if s < n && r < m => forbidden.push(s * m + r),
+                _ => {
+                    return bad(format!(
+                        "edge {e} ({s} -> {r}) leaves the {num_src} x {num_dst} node sets"
+                    ));
+                }
+            }
+        }
+        forbidden.sort_unstable();
+        forbidden.dedup();
+        let space = PairSpace {
+            offset: 0,
+            n,
+            m,
+            dst_offset: 0,
+            universe: n * m,
+            forbidden,
+        };
+        let options = NegativeSampling {
+            self_loops: true,
+            ..options
+        };
+        Ok(NegativeSampler {
+            graphs: vec![space],
+            options,
+        })
     }
 
     /// The number of graphs.
@@ -313,7 +387,7 @@ impl NegativeSampler {
                 keys.into_iter()
                     .map(|k| {
                         let (u, v) = space.pair(k, undirected);
-                        ((space.offset + u) as i64, (space.offset + v) as i64)
+                        ((space.offset + u) as i64, (space.dst_offset + v) as i64)
                     })
                     .collect()
             })
@@ -348,7 +422,7 @@ impl NegativeSampler {
             // Rejection while it is cheap; otherwise pick among the free partners exactly.
             let mut found = None;
             for _ in 0..32 {
-                let v = rng.below(space.n);
+                let v = rng.below(space.m);
                 if free(v) {
                     found = Some(v);
                     break;
@@ -357,7 +431,7 @@ impl NegativeSampler {
             let v = match found {
                 Some(v) => v,
                 None => {
-                    let partners: Vec<u64> = (0..space.n).filter(|&v| free(v)).collect();
+                    let partners: Vec<u64> = (0..space.m).filter(|&v| free(v)).collect();
                     if partners.is_empty() {
                         return Err(DataError::TooDense {
                             graph: g,
@@ -368,7 +442,7 @@ impl NegativeSampler {
                     partners[rng.below(partners.len() as u64) as usize]
                 }
             };
-            out.push((space.offset + v) as i64);
+            out.push((space.dst_offset + v) as i64);
         }
         Ok(out)
     }

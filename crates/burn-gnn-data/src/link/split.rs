@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use burn_gnn_graph::GraphsTuple;
+use burn_gnn_graph::{EdgeType, GraphsTuple};
 
 use crate::synthetic::SplitMix64;
 use crate::{DataError, NegativeSampler, NegativeSampling};
@@ -50,6 +50,9 @@ pub struct RandomLinkSplit {
 pub struct LinkSet {
     /// The edges messages pass along, ascending.
     pub message_edges: Vec<usize>,
+    /// Heterogeneous splits: the reverse relation's edges messages pass along (the reverses
+    /// of `message_edges`), ascending; empty otherwise.
+    pub rev_message_edges: Vec<usize>,
     /// The supervised edges (one direction per undirected pair), in split order.
     pub pos_edges: Vec<usize>,
     /// Senders of the supervised edges.
@@ -74,6 +77,24 @@ pub struct LinkSplit {
     train_sampler: NegativeSampler,
     num_train_neg: usize,
     seed: u64,
+    /// Heterogeneous splits: the split relation and its reverse.
+    pub(super) relation: Option<(EdgeType, Option<EdgeType>)>,
+}
+
+/// The edges being split and how a message set grows from them.
+pub(super) struct Relation<'a> {
+    pub(super) senders: &'a [i64],
+    pub(super) receivers: &'a [i64],
+    /// Undirected: the id of each supervised edge's reverse in the same list.
+    pub(super) reverse: Option<Vec<usize>>,
+    /// Heterogeneous: the id of each edge's reverse in the reverse relation.
+    pub(super) rev_type: Option<Vec<usize>>,
+}
+
+fn no_reverse(e: usize, s: i64, r: i64) -> DataError {
+    DataError::InvalidArgument(format!(
+        "RandomLinkSplit: the graph is said to be undirected but edge {e} ({s} -> {r}) has no reverse"
+    ))
 }
 
 impl LinkSet {
@@ -153,7 +174,7 @@ impl RandomLinkSplit {
         self
     }
 
-    fn check(&self) -> Result<(), DataError> {
+    pub(super) fn check(&self) -> Result<(), DataError> {
         let fraction = |x: f64| (0.0..1.0).contains(&x);
         if !fraction(self.num_val)
             || !fraction(self.num_test)
@@ -215,18 +236,34 @@ impl RandomLinkSplit {
                 pairs.push(e);
             } else if s <= r {
                 let Some(&back) = id_of.get(&(&r, &s)) else {
-                    return Err(DataError::InvalidArgument(format!(
-                        "RandomLinkSplit: the graph is said to be undirected but edge {e} ({s} -> {r}) has no reverse"
-                    )));
+                    return Err(no_reverse(e, s, r));
                 };
                 reverse[e] = back;
                 pairs.push(e);
             } else if !id_of.contains_key(&(&r, &s)) {
-                return Err(DataError::InvalidArgument(format!(
-                    "RandomLinkSplit: the graph is said to be undirected but edge {e} ({s} -> {r}) has no reverse"
-                )));
+                return Err(no_reverse(e, s, r));
             }
         }
+        let sampler = |s: &[i64], r: &[i64]| NegativeSampler::new(s, r, &[num_nodes], all);
+        let relation = Relation {
+            senders,
+            receivers,
+            reverse: self.undirected.then_some(reverse),
+            rev_type: None,
+        };
+        self.assemble(relation, pairs, full, sampler)
+    }
+
+    /// Shuffles `pairs`, cuts them into training, validation and test pairs, and draws the
+    /// negatives (`full` knows every edge; `sampler` builds one over the training edges).
+    pub(super) fn assemble(
+        &self,
+        rel: Relation,
+        mut pairs: Vec<usize>,
+        full: NegativeSampler,
+        sampler: impl Fn(&[i64], &[i64]) -> Result<NegativeSampler, DataError>,
+    ) -> Result<LinkSplit, DataError> {
+        let (senders, receivers) = (rel.senders, rel.receivers);
         SplitMix64::new(self.seed).shuffle(&mut pairs);
         let p = pairs.len();
         let (n_val, n_test) = (
@@ -245,7 +282,7 @@ impl RandomLinkSplit {
         // Both directions of each undirected pair, ascending.
         let edges_of = |sets: &[&[usize]]| {
             let mut ids: Vec<usize> = sets.iter().flat_map(|s| s.iter()).copied().collect();
-            if self.undirected {
+            if let Some(reverse) = &rel.reverse {
                 let backs: Vec<usize> = ids.iter().map(|&e| reverse[e]).collect();
                 ids.extend(backs);
             }
@@ -257,6 +294,11 @@ impl RandomLinkSplit {
         let (n_neg_val, n_neg_test) = (ratio(n_val), ratio(n_test));
         let (ns, nr) = full.sample(n_neg_val + n_neg_test, self.seed ^ 0x5851_F42D_4C95_7F2D)?;
         let set = |message: Vec<usize>, pos: &[usize], neg: std::ops::Range<usize>| LinkSet {
+            rev_message_edges: rel.rev_type.as_ref().map_or_else(Vec::new, |rev| {
+                let mut ids: Vec<usize> = message.iter().map(|&e| rev[e]).collect();
+                ids.sort_unstable();
+                ids
+            }),
             message_edges: message,
             pos_edges: pos.to_vec(),
             pos_senders: pos.iter().map(|&e| senders[e]).collect(),
@@ -274,7 +316,7 @@ impl RandomLinkSplit {
             .iter()
             .map(|&e| (senders[e], receivers[e]))
             .unzip();
-        let train_sampler = NegativeSampler::new(&ks, &kr, &[num_nodes], all)?;
+        let train_sampler = sampler(&ks, &kr)?;
         Ok(LinkSplit {
             train: set(edges_of(&[&train[n_disjoint..]]), supervised, 0..0),
             val: set(train_known, val, 0..n_neg_val),
@@ -286,6 +328,7 @@ impl RandomLinkSplit {
             train_sampler,
             num_train_neg: ratio(supervised.len()),
             seed: self.seed,
+            relation: None,
         })
     }
 

@@ -6,6 +6,7 @@ mod batch;
 mod builder;
 mod convert;
 mod data;
+mod subset;
 
 pub use builder::HeteroGraphBuilder;
 pub use convert::{EDGE_TYPE, NODE_TYPE};
