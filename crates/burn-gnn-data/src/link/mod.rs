@@ -4,6 +4,7 @@
 mod hetero_split;
 mod loader;
 mod negative;
+mod pair_space;
 mod split;
 
 pub use loader::{LinkNeighborLoader, LinkSampledBatch};

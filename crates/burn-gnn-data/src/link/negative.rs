@@ -8,11 +8,10 @@
 //! by a binary search over the forbidden list, so it never needs more than `O(num_neg + E)`
 //! memory and never retries.
 
-use std::collections::HashSet;
-
 use burn_gnn_graph::GraphsTuple;
 use rayon::prelude::*;
 
+use super::pair_space::PairSpace;
 use crate::DataError;
 use crate::synthetic::SplitMix64;
 
@@ -43,22 +42,6 @@ pub struct NegativeSampling {
     pub undirected: bool,
 }
 
-/// One graph's pair space.
-#[derive(Clone, Debug)]
-struct PairSpace {
-    /// The graph's first node in the batch.
-    offset: u64,
-    /// Its nodes.
-    n: u64,
-    /// Receiver nodes (`n`, unless bipartite) and the first of them.
-    m: u64,
-    dst_offset: u64,
-    /// Number of keys (`n²`, or `n (n + 1) / 2` unordered).
-    universe: u64,
-    /// Sorted, distinct keys that are not negatives.
-    forbidden: Vec<u64>,
-}
-
 /// Draws negatives (pairs of nodes that are not edges) per graph of a batch, never across
 /// graphs. Built once from a graph's edges, it can draw fresh negatives every epoch.
 ///
@@ -81,88 +64,6 @@ struct PairSpace {
 pub struct NegativeSampler {
     graphs: Vec<PairSpace>,
     options: NegativeSampling,
-}
-
-impl PairSpace {
-    fn key(&self, u: u64, v: u64, undirected: bool) -> u64 {
-        if undirected {
-            let (a, b) = (u.min(v), u.max(v));
-            // Rows 0..a of the upper triangle hold n + (n - 1) + ... + (n - a + 1) keys.
-            a * self.n - a * a.saturating_sub(1) / 2 + (b - a)
-        } else {
-            u * self.m + v
-        }
-    }
-
-    fn pair(&self, key: u64, undirected: bool) -> (u64, u64) {
-        if !undirected {
-            return (key / self.m, key % self.m);
-        }
-        // The last row whose first key is at most `key`.
-        let start = |a: u64| a * self.n - a * a.saturating_sub(1) / 2;
-        let (mut lo, mut hi) = (0, self.n);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if start(mid) <= key {
-                lo = mid
-            } else {
-                hi = mid
-            }
-        }
-        (lo, lo + key - start(lo))
-    }
-
-    fn available(&self) -> u64 {
-        self.universe - self.forbidden.len() as u64
-    }
-
-    fn is_forbidden(&self, key: u64) -> bool {
-        self.forbidden.binary_search(&key).is_ok()
-    }
-
-    /// The allowed key of rank `rank` (0-based, in increasing key order).
-    fn key_of_rank(&self, rank: u64) -> u64 {
-        // The j forbidden keys below the answer are those with `forbidden[j] - j <= rank`.
-        let (mut lo, mut hi) = (0usize, self.forbidden.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.forbidden[mid] - mid as u64 <= rank {
-                lo = mid + 1
-            } else {
-                hi = mid
-            }
-        }
-        rank + lo as u64
-    }
-
-    fn draw(&self, count: u64, method: NegativeMethod, rng: &mut SplitMix64) -> Vec<u64> {
-        let available = self.available();
-        let sparse = match method {
-            NegativeMethod::Sparse => true,
-            NegativeMethod::Dense => false,
-            NegativeMethod::Auto => 2 * available >= self.universe && 2 * count <= available,
-        };
-        let mut chosen = HashSet::with_capacity(count as usize);
-        let mut keys = Vec::with_capacity(count as usize);
-        if sparse {
-            while (keys.len() as u64) < count {
-                let key = rng.below(self.universe);
-                if !self.is_forbidden(key) && chosen.insert(key) {
-                    keys.push(key);
-                }
-            }
-        } else {
-            // Floyd's algorithm: `count` distinct ranks in 0..available, uniformly.
-            for j in available - count..available {
-                let t = rng.below(j + 1);
-                let rank = if chosen.insert(t) { t } else { j };
-                chosen.insert(rank);
-                keys.push(self.key_of_rank(rank));
-            }
-            rng.shuffle(&mut keys);
-        }
-        keys
-    }
 }
 
 /// Graph `g`'s stream under `seed`.
