@@ -493,6 +493,20 @@ fn link_neighbor_loader_batches_seed_edges_with_negatives() {
     let graph = InNeighbors::new(&s, &r, n).unwrap();
     let bad = LinkNeighborLoader::new(graph, vec![0], vec![n as i64], vec![5], 4, opts);
     assert!(matches!(bad, Err(DataError::InvalidArgument(_))));
+    // A complete graph of 4 nodes has no negatives for a batch.
+    let (ks, kr): (Vec<i64>, Vec<i64>) = (0..4)
+        .flat_map(|u| (0..4).filter(move |&v| v != u).map(move |v| (u, v)))
+        .unzip();
+    let full = InNeighbors::new(&ks, &kr, 4).unwrap();
+    let dense = LinkNeighborLoader::new(full, ks, kr, vec![2], 4, NegativeSampling::default());
+    assert!(matches!(
+        dense,
+        Err(DataError::TooDense {
+            asked: 4,
+            available: 0,
+            ..
+        })
+    ));
 }
 
 /// One relation of a heterogeneous graph: its edges split, its reverse relation following,

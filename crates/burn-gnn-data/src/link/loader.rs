@@ -53,7 +53,8 @@ impl LinkNeighborLoader {
     ///
     /// # Errors
     /// [`DataError::InvalidArgument`] for a zero batch size, no layers, mismatched lists or a
-    /// node outside the graph.
+    /// node outside the graph; [`DataError::TooDense`] if the graph has fewer free pairs than a
+    /// batch's negatives.
     pub fn new(
         graph: impl Into<Arc<InNeighbors>>,
         senders: Vec<i64>,
@@ -85,7 +86,7 @@ impl LinkNeighborLoader {
             .flat_map(|v| graph.of(v).iter().map(move |&u| (i64::from(u), v as i64)))
             .unzip();
         let negatives = NegativeSampler::new(&es, &er, &[n], options)?;
-        Ok(LinkNeighborLoader {
+        LinkNeighborLoader {
             neighbors,
             negatives: Arc::new(negatives),
             senders,
@@ -95,13 +96,31 @@ impl LinkNeighborLoader {
             neg_sampling_ratio: 1.0,
             shuffle: true,
             seed: 0,
-        })
+        }
+        .checked()
+    }
+
+    /// `self`, or [`DataError::TooDense`] when the graph has fewer free pairs than the
+    /// negatives of a full batch (so that no epoch can run out of them).
+    fn checked(self) -> Result<Self, DataError> {
+        let batch = self.batch_size.min(self.senders.len());
+        let asked = (self.neg_sampling_ratio * batch as f64).floor() as usize;
+        let available = self.negatives.available()[0];
+        if asked as u64 > available {
+            return Err(DataError::TooDense {
+                graph: 0,
+                asked,
+                available,
+            });
+        }
+        Ok(self)
     }
 
     /// Negatives per seed edge (default 1).
     ///
     /// # Errors
-    /// [`DataError::InvalidArgument`] for a negative or non-finite ratio.
+    /// [`DataError::InvalidArgument`] for a negative or non-finite ratio;
+    /// [`DataError::TooDense`] if the graph has fewer free pairs than a batch's negatives.
     pub fn with_neg_sampling_ratio(mut self, ratio: f64) -> Result<Self, DataError> {
         if !(ratio >= 0.0 && ratio.is_finite()) {
             return Err(DataError::InvalidArgument(format!(
@@ -109,7 +128,7 @@ impl LinkNeighborLoader {
             )));
         }
         self.neg_sampling_ratio = ratio;
-        Ok(self)
+        self.checked()
     }
 
     /// Labelled seed pairs (PyG's `edge_label`): `labels[i]` instead of 1 for seed pair `i`,
@@ -172,9 +191,6 @@ impl LinkNeighborLoader {
     }
 
     /// The batches of epoch `epoch`, sampled lazily.
-    ///
-    /// # Panics
-    /// If the graph has fewer free pairs than a batch's negatives (a near-complete graph).
     pub fn epoch(&self, epoch: u64) -> impl Iterator<Item = LinkSampledBatch> + '_ {
         let order: Vec<i64> = (0..self.senders.len() as i64).collect();
         epoch_batches(
@@ -194,7 +210,7 @@ impl LinkNeighborLoader {
         let (ns, nr) = self
             .negatives
             .sample(num_neg, stream)
-            .unwrap_or_else(|e| panic!("LinkNeighborLoader: {e}"));
+            .expect("checked at construction: a full batch's negatives exist");
         let pick = |x: &[i64]| edges.iter().map(|&e| x[e as usize]).collect::<Vec<_>>();
         let senders: Vec<i64> = [pick(&self.senders), ns].concat();
         let receivers: Vec<i64> = [pick(&self.receivers), nr].concat();

@@ -128,7 +128,8 @@ impl LinkSplit {
     /// pairs that are not training edges, from the stream of `(seed, epoch)`.
     ///
     /// # Errors
-    /// [`DataError::TooDense`] if the graph has fewer free pairs.
+    /// None in practice: the split checked that the free pairs suffice (kept a `Result` for
+    /// the sampler's own checks).
     pub fn train_negatives(&self, epoch: u64) -> Result<(Vec<i64>, Vec<i64>), DataError> {
         let seed =
             SplitMix64::new(self.seed ^ epoch.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64();
@@ -317,6 +318,15 @@ impl RandomLinkSplit {
             .map(|&e| (senders[e], receivers[e]))
             .unzip();
         let train_sampler = sampler(&ks, &kr)?;
+        // Checked here so that every epoch's training negatives exist.
+        let (asked, available) = (ratio(supervised.len()), train_sampler.available()[0]);
+        if asked as u64 > available {
+            return Err(DataError::TooDense {
+                graph: 0,
+                asked,
+                available,
+            });
+        }
         Ok(LinkSplit {
             train: set(edges_of(&[&train[n_disjoint..]]), supervised, 0..0),
             val: set(train_known, val, 0..n_neg_val),
@@ -326,7 +336,7 @@ impl RandomLinkSplit {
                 n_neg_val..n_neg_val + n_neg_test,
             ),
             train_sampler,
-            num_train_neg: ratio(supervised.len()),
+            num_train_neg: asked,
             seed: self.seed,
             relation: None,
         })
