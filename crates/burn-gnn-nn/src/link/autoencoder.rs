@@ -21,7 +21,9 @@ pub const MAX_LOGSTD: f64 = 10.0;
 /// `z: [N, D]`, `senders`, `receivers: [E]` -> `[E]`.
 ///
 /// # Panics
-/// If an index is outside `0..N` or the index lists differ in length.
+/// If the index lists differ in length; on the CPU backends if an index is outside `0..N`
+/// (other backends score such a pair 0, as [`sddmm`](burn_segment::sddmm) does: the splits and
+/// loaders of `burn-gnn-data` only give pairs inside the graph).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct InnerProductDecoder;
 
