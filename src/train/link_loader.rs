@@ -74,20 +74,8 @@ impl FullGraphLinkLoader {
     ) -> Result<FullGraphLinkLoader, DataError> {
         let positives = (set.pos_senders.clone(), set.pos_receivers.clone());
         let negatives = (set.neg_senders.clone(), set.neg_receivers.clone());
-        if let Some(v) = negatives.0.iter().chain(&negatives.1).find(|&&v| v < 0) {
-            return Err(invalid(format!(
-                "FullGraphLinkLoader: node {v} is negative"
-            )));
-        }
+        check_nodes(&negatives, graph.sum_n_node())?;
         let count = positives.0.len() + negatives.0.len();
-        let max = negatives
-            .0
-            .iter()
-            .chain(&negatives.1)
-            .copied()
-            .max()
-            .unwrap_or(0);
-        check_node(max, graph.sum_n_node())?;
         Self::new(
             graph,
             x,
@@ -111,21 +99,7 @@ impl FullGraphLinkLoader {
                 x.dims()[0]
             )));
         }
-        if let Some(&v) = positives.0.iter().chain(&positives.1).find(|&&v| v < 0) {
-            return Err(invalid(format!(
-                "FullGraphLinkLoader: node {v} is negative"
-            )));
-        }
-        check_node(
-            positives
-                .0
-                .iter()
-                .chain(&positives.1)
-                .copied()
-                .max()
-                .unwrap_or(0),
-            n,
-        )?;
+        check_nodes(&positives, n)?;
         let device = x.device();
         Ok(FullGraphLinkLoader {
             graph,
@@ -184,13 +158,19 @@ impl FullGraphLinkLoader {
     }
 }
 
-fn check_node(max: i64, n: usize) -> Result<(), DataError> {
-    if max >= n as i64 {
-        return Err(invalid(format!(
-            "FullGraphLinkLoader: node {max} is outside the graph's {n} nodes"
-        )));
+/// [`DataError::InvalidArgument`] unless every node of `pairs` is in `0..n`.
+fn check_nodes(pairs: &(Vec<i64>, Vec<i64>), n: usize) -> Result<(), DataError> {
+    match pairs
+        .0
+        .iter()
+        .chain(&pairs.1)
+        .find(|&&v| !(0..n as i64).contains(&v))
+    {
+        Some(v) => Err(invalid(format!(
+            "FullGraphLinkLoader: node {v} is outside the graph's {n} nodes"
+        ))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 impl DataLoader<LinkBatch> for FullGraphLinkLoader {
