@@ -89,9 +89,7 @@ fn main() {
     let train_dev = base.clone().autodiff();
     let g = large::build(args.nodes, 10.0);
     let n = args.nodes;
-    let (senders, receivers): (Vec<i64>, Vec<i64>) = (0..n)
-        .flat_map(|v| g.lists.of(v).iter().map(move |&u| (i64::from(u), v as i64)))
-        .unzip();
+    let (senders, receivers): (Vec<i64>, Vec<i64>) = g.lists.edges().unzip();
     let start = Instant::now();
     let split = RandomLinkSplit::new(0.05, 0.1)
         .with_seed(1)

@@ -504,10 +504,7 @@ fn link_prediction_under_the_learner_equals_a_plain_loop() {
 fn sampled_link_loader_batches_index_their_subgraph() {
     let (lists, x, _) = block_graph();
     let n = lists.num_nodes();
-    let (s, r): (Vec<i64>, Vec<i64>) = (0..n)
-        .flat_map(|v| lists.of(v).iter().map(move |&u| (i64::from(u), v as i64)))
-        .take(100)
-        .unzip();
+    let (s, r): (Vec<i64>, Vec<i64>) = lists.edges().take(100).unzip();
     let device = Device::flex();
     let x = Tensor::<2>::from_data(TensorData::new(x, [n, 8]), &device);
     let opts = NegativeSampling::default();

@@ -96,6 +96,12 @@ impl InNeighbors {
     pub fn of(&self, v: usize) -> &[u32] {
         &self.senders[self.offsets[v]..self.offsets[v + 1]]
     }
+
+    /// Every edge as `(sender, receiver)`, by receiver, each receiver's in edge order.
+    pub fn edges(&self) -> impl Iterator<Item = (i64, i64)> + '_ {
+        (0..self.num_nodes())
+            .flat_map(|v| self.of(v).iter().map(move |&u| (i64::from(u), v as i64)))
+    }
 }
 
 /// The seeds of one epoch cut into batches, shuffled with `seed + epoch` when `seed` is given.

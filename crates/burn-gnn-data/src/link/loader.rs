@@ -82,9 +82,7 @@ impl LinkNeighborLoader {
             )));
         }
         let neighbors = NeighborLoader::new(graph.clone(), Vec::new(), fanouts, batch_size)?;
-        let (es, er): (Vec<i64>, Vec<i64>) = (0..n)
-            .flat_map(|v| graph.of(v).iter().map(move |&u| (i64::from(u), v as i64)))
-            .unzip();
+        let (es, er): (Vec<i64>, Vec<i64>) = graph.edges().unzip();
         let negatives = NegativeSampler::new(&es, &er, &[n], options)?;
         LinkNeighborLoader {
             neighbors,
