@@ -2,19 +2,11 @@
 
 use std::collections::HashMap;
 
-use burn::tensor::{Int, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph};
 
-use super::split::Relation;
+use super::host_ints;
+use super::split::{Relation, edge_ids};
 use crate::{DataError, LinkSet, LinkSplit, NegativeSampler, NegativeSampling, RandomLinkSplit};
-
-fn host(t: &Tensor<1, Int>) -> Vec<i64> {
-    t.clone()
-        .into_data()
-        .convert::<i64>()
-        .iter::<i64>()
-        .collect()
-}
 
 fn invalid(message: String) -> DataError {
     DataError::InvalidArgument(format!("RandomLinkSplit: {message}"))
@@ -51,22 +43,14 @@ impl RandomLinkSplit {
         let set = graph
             .edge_set(edge_type)
             .ok_or_else(|| invalid(format!("the graph has no relation {edge_type}")))?;
-        let (senders, receivers) = (host(set.senders()), host(set.receivers()));
+        let (senders, receivers) = (host_ints(set.senders()), host_ints(set.receivers()));
         let (num_src, num_dst) = (
             graph.num_nodes(&edge_type.src),
             graph.num_nodes(&edge_type.dst),
         );
         let opts = NegativeSampling::default();
         let full = NegativeSampler::bipartite(&senders, &receivers, num_src, num_dst, opts)?;
-        let mut id_of = HashMap::with_capacity(senders.len());
-        for (e, pair) in senders.iter().zip(&receivers).enumerate() {
-            if let Some(first) = id_of.insert(pair, e) {
-                return Err(invalid(format!(
-                    "edges {first} and {e} of {edge_type} are both {} -> {}; coalesce first",
-                    pair.0, pair.1
-                )));
-            }
-        }
+        edge_ids(&senders, &receivers, &format!(" of {edge_type}"))?;
         let rev_type = match rev_edge_type {
             None => None,
             Some(rev) => Some(reverse_ids(graph, edge_type, rev, &senders, &receivers)?),
@@ -101,7 +85,7 @@ fn reverse_ids(
     let set = graph
         .edge_set(rev)
         .ok_or_else(|| invalid(format!("the graph has no relation {rev}")))?;
-    let (rs, rr) = (host(set.senders()), host(set.receivers()));
+    let (rs, rr) = (host_ints(set.senders()), host_ints(set.receivers()));
     let back: HashMap<(i64, i64), usize> = rs
         .iter()
         .zip(&rr)

@@ -13,3 +13,12 @@ pub use negative::{
     structured_negative_sampling,
 };
 pub use split::{LinkSet, LinkSplit, RandomLinkSplit};
+
+/// An index tensor's values on the host, as `i64` whatever the backend's int type.
+fn host_ints(t: &burn::tensor::Tensor<1, burn::tensor::Int>) -> Vec<i64> {
+    t.clone()
+        .into_data()
+        .convert::<i64>()
+        .iter::<i64>()
+        .collect()
+}

@@ -11,6 +11,7 @@
 use burn_gnn_graph::GraphsTuple;
 use rayon::prelude::*;
 
+use super::host_ints;
 use super::pair_space::PairSpace;
 use crate::DataError;
 use crate::synthetic::SplitMix64;
@@ -158,8 +159,10 @@ impl NegativeSampler {
         options: NegativeSampling,
     ) -> Result<NegativeSampler, DataError> {
         let (senders, receivers) = graph.to_coo();
-        let n_node = graph.n_node().clone().into_data().convert::<i64>();
-        let n_node: Vec<usize> = n_node.iter::<i64>().map(|n| n as usize).collect();
+        let n_node: Vec<usize> = host_ints(graph.n_node())
+            .into_iter()
+            .map(|n| n as usize)
+            .collect();
         NegativeSampler::new(&senders, &receivers, &n_node, options)
     }
 

@@ -91,6 +91,25 @@ pub(super) struct Relation<'a> {
     pub(super) rev_type: Option<Vec<usize>>,
 }
 
+/// Each edge's id by its `(sender, receiver)`, or an error naming a duplicate (`relation`
+/// says which edge set, for a message).
+pub(super) fn edge_ids<'a>(
+    senders: &'a [i64],
+    receivers: &'a [i64],
+    relation: &str,
+) -> Result<HashMap<(&'a i64, &'a i64), usize>, DataError> {
+    let mut id_of = HashMap::with_capacity(senders.len());
+    for (e, pair) in senders.iter().zip(receivers).enumerate() {
+        if let Some(first) = id_of.insert(pair, e) {
+            return Err(DataError::InvalidArgument(format!(
+                "RandomLinkSplit: edges {first} and {e}{relation} are both {} -> {}; coalesce first",
+                pair.0, pair.1
+            )));
+        }
+    }
+    Ok(id_of)
+}
+
 fn no_reverse(e: usize, s: i64, r: i64) -> DataError {
     DataError::InvalidArgument(format!(
         "RandomLinkSplit: the graph is said to be undirected but edge {e} ({s} -> {r}) has no reverse"
@@ -221,15 +240,7 @@ impl RandomLinkSplit {
         };
         // Also checks the lengths and the node ids.
         let full = NegativeSampler::new(senders, receivers, &[num_nodes], all)?;
-        let mut id_of = HashMap::with_capacity(senders.len());
-        for (e, pair) in senders.iter().zip(receivers).enumerate() {
-            if let Some(first) = id_of.insert(pair, e) {
-                return Err(DataError::InvalidArgument(format!(
-                    "RandomLinkSplit: edges {first} and {e} are both {} -> {}; coalesce first",
-                    pair.0, pair.1
-                )));
-            }
-        }
+        let id_of = edge_ids(senders, receivers, "")?;
         let mut pairs: Vec<usize> = Vec::with_capacity(senders.len());
         let mut reverse = vec![usize::MAX; senders.len()];
         for (e, (&s, &r)) in senders.iter().zip(receivers).enumerate() {
