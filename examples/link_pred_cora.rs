@@ -36,7 +36,7 @@ use std::time::Instant;
 
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
-use burn::tensor::activation::relu;
+use burn::tensor::activation::softplus;
 use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
 use burn_gnn::train::mean_std;
 use burn_gnn_data::{LinkSet, LinkSplit, Planetoid, RandomLinkSplit};
@@ -289,9 +289,8 @@ fn full_loss(z: Tensor<2>, target: &Tensor<2>) -> Tensor<1> {
     );
     let logits = InnerProductDecoder.forward_all(z).reshape([n * n]);
     let y = target.clone().reshape([n * n]);
-    let softplus = |x: Tensor<1>| relu(x.clone()) + x.abs().neg().exp().log1p();
-    let bce = y.clone() * softplus(logits.clone().neg()).mul_scalar(pos_weight)
-        + (y.neg().add_scalar(1.0)) * softplus(logits);
+    let bce = y.clone() * softplus(logits.clone().neg(), 1.0).mul_scalar(pos_weight)
+        + (y.neg().add_scalar(1.0)) * softplus(logits, 1.0);
     bce.mean().mul_scalar(norm)
 }
 
