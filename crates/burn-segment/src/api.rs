@@ -3,7 +3,12 @@
 use burn::backend::{Dispatch, DispatchTensor};
 use burn::tensor::{Float, Int, Tensor, kind::Numeric};
 
+use crate::plan::SegmentPlanPrimitive;
+use crate::segments::{self, Segments, Unplanned};
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
+
+/// The primitive form of a plan, as dispatched.
+type Plan = SegmentPlanPrimitive<Dispatch>;
 
 mod sealed {
     pub trait Sealed {}
@@ -27,6 +32,14 @@ pub trait SegmentKind: Numeric + sealed::Sealed {
         num_segments: usize,
         extreme: SegmentExtreme,
     ) -> (DispatchTensor, DispatchTensor);
+    #[doc(hidden)]
+    fn reduce_planned(data: DispatchTensor, plan: Plan, r: SegmentReduction) -> DispatchTensor;
+    #[doc(hidden)]
+    fn extreme_planned(
+        data: DispatchTensor,
+        plan: Plan,
+        extreme: SegmentExtreme,
+    ) -> (DispatchTensor, DispatchTensor);
 }
 
 impl SegmentKind for Float {
@@ -45,6 +58,16 @@ impl SegmentKind for Float {
         e: SegmentExtreme,
     ) -> (DispatchTensor, DispatchTensor) {
         Dispatch::segment_extreme(d, i, n, e)
+    }
+    fn reduce_planned(d: DispatchTensor, p: Plan, r: SegmentReduction) -> DispatchTensor {
+        Dispatch::segment_reduce_planned(d, p, r)
+    }
+    fn extreme_planned(
+        d: DispatchTensor,
+        p: Plan,
+        e: SegmentExtreme,
+    ) -> (DispatchTensor, DispatchTensor) {
+        Dispatch::segment_extreme_planned(d, p, e)
     }
 }
 
@@ -65,15 +88,24 @@ impl SegmentKind for Int {
     ) -> (DispatchTensor, DispatchTensor) {
         Dispatch::int_segment_extreme(d, i, n, e)
     }
+    fn reduce_planned(d: DispatchTensor, p: Plan, r: SegmentReduction) -> DispatchTensor {
+        Dispatch::int_segment_reduce_planned(d, p, r)
+    }
+    fn extreme_planned(
+        d: DispatchTensor,
+        p: Plan,
+        e: SegmentExtreme,
+    ) -> (DispatchTensor, DispatchTensor) {
+        Dispatch::int_segment_extreme_planned(d, p, e)
+    }
 }
 
-/// Panics with a clear message unless `segment_ids` is one id per row of `data`.
-fn check_rows(rows: usize, segment_ids: &Tensor<1, Int>) {
-    let ids = segment_ids.dims()[0];
-    assert_eq!(
-        rows, ids,
-        "burn-segment: data has {rows} rows (dim 0) but segment_ids has {ids} entries"
-    );
+/// The ids of a free-function call, planned per call by the backend.
+fn ids(segment_ids: Tensor<1, Int>, num_segments: usize) -> Unplanned {
+    Unplanned {
+        ids: segment_ids,
+        n: num_segments,
+    }
 }
 
 /// Reduces the rows of `data` that share a segment id with `reduction`.
@@ -92,14 +124,7 @@ pub fn segment_reduce<const D: usize, K: SegmentKind>(
     num_segments: usize,
     reduction: SegmentReduction,
 ) -> Tensor<D, K> {
-    check_rows(data.dims()[0], &segment_ids);
-    let out = K::reduce(
-        data.into_dispatch(),
-        segment_ids.into_dispatch(),
-        num_segments,
-        reduction,
-    );
-    Tensor::from_dispatch(out)
+    ids(segment_ids, num_segments).reduce(data, reduction)
 }
 
 /// Sum of the rows in each segment; empty segments give 0.
@@ -184,22 +209,6 @@ pub fn segment_min<const D: usize, K: SegmentKind>(
     segment_min_with_indices(data, segment_ids, num_segments).0
 }
 
-fn extreme<const D: usize, K: SegmentKind>(
-    data: Tensor<D, K>,
-    segment_ids: Tensor<1, Int>,
-    num_segments: usize,
-    which: SegmentExtreme,
-) -> (Tensor<D, K>, Tensor<D, Int>) {
-    check_rows(data.dims()[0], &segment_ids);
-    let (v, a) = K::extreme(
-        data.into_dispatch(),
-        segment_ids.into_dispatch(),
-        num_segments,
-        which,
-    );
-    (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
-}
-
 /// [`segment_max`] and [`segment_argmax`] in one pass.
 ///
 /// # Shapes
@@ -212,7 +221,7 @@ pub fn segment_max_with_indices<const D: usize, K: SegmentKind>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> (Tensor<D, K>, Tensor<D, Int>) {
-    extreme(data, segment_ids, num_segments, SegmentExtreme::Max)
+    ids(segment_ids, num_segments).extreme(data, SegmentExtreme::Max)
 }
 
 /// [`segment_min`] and [`segment_argmin`] in one pass.
@@ -227,7 +236,7 @@ pub fn segment_min_with_indices<const D: usize, K: SegmentKind>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> (Tensor<D, K>, Tensor<D, Int>) {
-    extreme(data, segment_ids, num_segments, SegmentExtreme::Min)
+    ids(segment_ids, num_segments).extreme(data, SegmentExtreme::Min)
 }
 
 /// Row index (into `data`) of each segment's maximum, column-wise: the smallest index on ties,
@@ -269,27 +278,7 @@ pub fn segment_argmin<const D: usize, K: SegmentKind>(
 /// # Panics
 /// On CPU backends if an id lies outside `[0, num_segments)`.
 pub fn segment_count(segment_ids: Tensor<1, Int>, num_segments: usize) -> Tensor<1, Int> {
-    Tensor::from_dispatch(Dispatch::segment_count(
-        segment_ids.into_dispatch(),
-        num_segments,
-    ))
-}
-
-/// `[num_segments]` -> `[num_segments, 1, ..]`, broadcastable against `[num_segments, ...]`.
-fn per_segment<const D: usize>(t: Tensor<1>, like: &Tensor<D>) -> Tensor<D> {
-    let mut dims = [1; D];
-    dims[0] = t.dims()[0];
-    t.cast(like.dtype()).reshape(dims).expand(like.dims())
-}
-
-/// Whether each segment is empty, broadcast to `like`'s shape.
-fn empty_mask<const D: usize>(
-    segment_ids: Tensor<1, Int>,
-    num_segments: usize,
-    like: &Tensor<D>,
-) -> Tensor<D, burn::tensor::Bool> {
-    let counts = segment_count(segment_ids, num_segments).float();
-    per_segment(counts, like).equal_elem(0.0)
+    ids(segment_ids, num_segments).count()
 }
 
 /// Mean of the rows in each segment; empty segments give 0.
@@ -304,12 +293,7 @@ pub fn segment_mean<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    let sum = segment_sum(data, segment_ids.clone(), num_segments);
-    let counts = segment_count(segment_ids, num_segments)
-        .float()
-        .clamp_min(1.0);
-    let counts = per_segment(counts, &sum);
-    sum / counts
+    segments::mean(&ids(segment_ids, num_segments), data)
 }
 
 /// [`segment_max`], with `constant` in empty segments instead of `-inf`.
@@ -325,9 +309,8 @@ pub fn segment_max_or_constant<const D: usize>(
     num_segments: usize,
     constant: f64,
 ) -> Tensor<D> {
-    let max = segment_max(data, segment_ids.clone(), num_segments);
-    let empty = empty_mask(segment_ids, num_segments, &max);
-    max.mask_fill(empty, constant)
+    let g = ids(segment_ids, num_segments);
+    segments::extreme_or_constant(&g, data, SegmentExtreme::Max, constant)
 }
 
 /// [`segment_min`], with `constant` in empty segments instead of `+inf`.
@@ -343,9 +326,8 @@ pub fn segment_min_or_constant<const D: usize>(
     num_segments: usize,
     constant: f64,
 ) -> Tensor<D> {
-    let min = segment_min(data, segment_ids.clone(), num_segments);
-    let empty = empty_mask(segment_ids, num_segments, &min);
-    min.mask_fill(empty, constant)
+    let g = ids(segment_ids, num_segments);
+    segments::extreme_or_constant(&g, data, SegmentExtreme::Min, constant)
 }
 
 /// Softmax of `logits` within each segment, column-wise (max-shifted, stable for ±1e4).
@@ -368,13 +350,7 @@ pub fn segment_softmax<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    check_rows(logits.dims()[0], &segment_ids);
-    let out = Dispatch::segment_softmax(
-        logits.into_dispatch(),
-        segment_ids.into_dispatch(),
-        num_segments,
-    );
-    Tensor::from_dispatch(out)
+    ids(segment_ids, num_segments).softmax(logits)
 }
 
 /// `log Σ exp(x)` over each segment's rows; empty segments give `-inf`.
@@ -395,14 +371,7 @@ pub fn segment_logsumexp<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    let max = segment_max(data.clone().detach(), segment_ids.clone(), num_segments);
-    let shift = max.clone().mask_fill(max.is_inf(), 0.0);
-    let shifted = data - shift.clone().select(0, segment_ids.clone());
-    let sum = segment_sum(shifted.exp(), segment_ids, num_segments);
-    // Σ exp = 0 only for empty or all `-inf` columns (the maximum row adds 1 otherwise): take
-    // the log of 1 there and put `-inf` back, so that no 1/0 reaches the backward pass.
-    let dead = sum.clone().equal_elem(0.0);
-    (sum.mask_fill(dead.clone(), 1.0).log() + shift).mask_fill(dead, f64::NEG_INFINITY)
+    segments::logsumexp(&ids(segment_ids, num_segments), data)
 }
 
 /// Population variance of each segment's rows (two-pass, as jraph); empty segments give 0.
@@ -419,9 +388,7 @@ pub fn segment_variance<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    let mean = segment_mean(data.clone(), segment_ids.clone(), num_segments);
-    let centered = data - mean.select(0, segment_ids.clone());
-    segment_mean(centered.powi_scalar(2), segment_ids, num_segments)
+    segments::variance(&ids(segment_ids, num_segments), data)
 }
 
 /// Standard deviation `sqrt(segment_variance)`; empty segments give 0.
@@ -456,12 +423,5 @@ pub fn segment_normalize<const D: usize>(
     num_segments: usize,
     eps: f64,
 ) -> Tensor<D> {
-    let mean = segment_mean(data.clone(), segment_ids.clone(), num_segments);
-    let centered = data - mean.select(0, segment_ids.clone());
-    let var = segment_mean(
-        centered.clone().powi_scalar(2),
-        segment_ids.clone(),
-        num_segments,
-    );
-    centered / (var + eps).sqrt().select(0, segment_ids)
+    segments::normalize(&ids(segment_ids, num_segments), data, eps)
 }

@@ -8,6 +8,7 @@ use burn::backend::{
 use burn::tensor::Shape;
 
 use crate::composite;
+use crate::plan::SegmentPlanPrimitive;
 
 /// `shape` with dim 0 replaced by `num_segments`: the output shape of a reduction (also what
 /// `Fusion` records before the kernel runs).
@@ -239,5 +240,116 @@ pub trait SegmentBackend: Backend {
     #[fusion(dtype = segment_ids, shape = Shape::new([*num_segments]))]
     fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
         composite::count::<Self>(segment_ids, num_segments)
+    }
+
+    // The planned forms: the same ops over a `SegmentPlan`'s ids. The defaults forget the plan
+    // and call the unplanned op on its ids; a backend that can use the grouping overrides them.
+
+    /// [`segment_reduce`](Self::segment_reduce) over a plan's ids.
+    #[fusion(dtype = data, shape = rows_shape(data, plan.num_segments))]
+    fn segment_reduce_planned(
+        data: FloatTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+        reduction: SegmentReduction,
+    ) -> FloatTensor<Self> {
+        Self::segment_reduce(data, plan.segment_ids, plan.num_segments, reduction)
+    }
+
+    /// [`segment_extreme`](Self::segment_extreme) over a plan's ids.
+    #[fusion(meta = |data, plan, _extreme| extreme_specs(data, &plan.segment_ids, plan.num_segments))]
+    fn segment_extreme_planned(
+        data: FloatTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+        extreme: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        Self::segment_extreme(data, plan.segment_ids, plan.num_segments, extreme)
+    }
+
+    /// [`segment_softmax`](Self::segment_softmax) over a plan's ids.
+    #[fusion(dtype = data, shape = data)]
+    fn segment_softmax_planned(
+        data: FloatTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        Self::segment_softmax(data, plan.segment_ids, plan.num_segments)
+    }
+
+    /// [`int_segment_reduce`](Self::int_segment_reduce) over a plan's ids.
+    #[fusion(dtype = data, shape = rows_shape(data, plan.num_segments))]
+    fn int_segment_reduce_planned(
+        data: IntTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+        reduction: SegmentReduction,
+    ) -> IntTensor<Self> {
+        Self::int_segment_reduce(data, plan.segment_ids, plan.num_segments, reduction)
+    }
+
+    /// [`int_segment_extreme`](Self::int_segment_extreme) over a plan's ids.
+    #[fusion(meta = |data, plan, _extreme| extreme_specs(data, &plan.segment_ids, plan.num_segments))]
+    fn int_segment_extreme_planned(
+        data: IntTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+        extreme: SegmentExtreme,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        Self::int_segment_extreme(data, plan.segment_ids, plan.num_segments, extreme)
+    }
+
+    /// [`segment_spmm`](Self::segment_spmm) with the senders and receivers planned (each
+    /// sender plan's segments are the rows of `x`).
+    #[fusion(dtype = x, shape = rows_shape(x, receivers.num_segments))]
+    fn segment_spmm_planned(
+        x: FloatTensor<Self>,
+        weights: FloatTensor<Self>,
+        #[extension_type] senders: SegmentPlanPrimitive<Self>,
+        #[extension_type] receivers: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        let n = receivers.num_segments;
+        Self::segment_spmm(x, weights, senders.segment_ids, receivers.segment_ids, n)
+    }
+
+    /// [`segment_sddmm`](Self::segment_sddmm) with both index lists planned (over the rows of
+    /// `a` and `b`).
+    #[fusion(dtype = a, shape = Shape::new([a_index.segment_ids.shape[0], *heads]))]
+    fn segment_sddmm_planned(
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+        #[extension_type] a_index: SegmentPlanPrimitive<Self>,
+        #[extension_type] b_index: SegmentPlanPrimitive<Self>,
+        heads: usize,
+    ) -> FloatTensor<Self> {
+        Self::segment_sddmm(a, b, a_index.segment_ids, b_index.segment_ids, heads)
+    }
+
+    /// [`segment_attention_softmax`](Self::segment_attention_softmax) with the senders and
+    /// receivers planned.
+    #[fusion(dtype = src, shape = Shape::new([senders.segment_ids.shape[0], src[1]]))]
+    fn segment_attention_softmax_planned(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        #[extension_type] senders: SegmentPlanPrimitive<Self>,
+        #[extension_type] receivers: SegmentPlanPrimitive<Self>,
+        negative_slope: f64,
+    ) -> FloatTensor<Self> {
+        let (s, r) = (senders.segment_ids, receivers.segment_ids);
+        Self::segment_attention_softmax(src, dst, bias, s, r, negative_slope)
+    }
+
+    /// [`segment_attention_backward`](Self::segment_attention_backward) with the senders and
+    /// receivers planned.
+    #[allow(clippy::too_many_arguments)]
+    #[fusion(dtype = src, shape = alpha)]
+    fn segment_attention_backward_planned(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        #[extension_type] senders: SegmentPlanPrimitive<Self>,
+        #[extension_type] receivers: SegmentPlanPrimitive<Self>,
+        alpha: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        negative_slope: f64,
+    ) -> FloatTensor<Self> {
+        let (s, r) = (senders.segment_ids, receivers.segment_ids);
+        Self::segment_attention_backward(src, dst, bias, s, r, alpha, grad, negative_slope)
     }
 }

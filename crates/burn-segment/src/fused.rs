@@ -4,7 +4,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Int, Tensor};
 
-use crate::SegmentBackend;
+use crate::{SegmentBackend, SegmentPlan};
 
 /// Gathers the sender rows of `x`, scales them by per-edge weights and sums them into the
 /// receivers, in one pass (a generalised sparse-dense matrix product):
@@ -32,25 +32,7 @@ pub fn spmm(
     weights: Option<Tensor<2>>,
     num_segments: usize,
 ) -> Tensor<2> {
-    let [_, d] = x.dims();
-    let e = senders.dims()[0];
-    assert_eq!(
-        e,
-        receivers.dims()[0],
-        "burn-segment: spmm has {e} senders but {} receivers",
-        receivers.dims()[0]
-    );
-    let weights = weights.unwrap_or_else(|| Tensor::ones([e, 1], (&x.device(), x.dtype())));
-    let [we, heads] = weights.dims();
-    assert!(
-        we == e && heads >= 1 && d % heads == 0,
-        "burn-segment: spmm weights must be [E = {e}, H] with H ≥ 1 dividing D = {d}, got [{we}, {heads}]"
-    );
-    assert_eq!(
-        x.dtype(),
-        weights.dtype(),
-        "burn-segment: spmm x and weights dtypes differ"
-    );
+    let weights = spmm_weights(&x, senders.dims()[0], receivers.dims()[0], weights);
     Tensor::from_dispatch(Dispatch::segment_spmm(
         x.into_dispatch(),
         weights.into_dispatch(),
@@ -82,25 +64,7 @@ pub fn sddmm(
     b_index: Tensor<1, Int>,
     heads: usize,
 ) -> Tensor<2> {
-    let (d, db) = (a.dims()[1], b.dims()[1]);
-    assert_eq!(
-        d, db,
-        "burn-segment: sddmm rows of a have {d} columns but rows of b {db}"
-    );
-    let (ea, eb) = (a_index.dims()[0], b_index.dims()[0]);
-    assert_eq!(
-        ea, eb,
-        "burn-segment: sddmm has {ea} indices into a but {eb} into b"
-    );
-    assert!(
-        heads >= 1 && d % heads == 0,
-        "burn-segment: sddmm heads = {heads} must be ≥ 1 and divide D = {d}"
-    );
-    assert_eq!(
-        a.dtype(),
-        b.dtype(),
-        "burn-segment: sddmm a and b dtypes differ"
-    );
+    check_sddmm(&a, &b, a_index.dims()[0], b_index.dims()[0], heads);
     Tensor::from_dispatch(Dispatch::segment_sddmm(
         a.into_dispatch(),
         b.into_dispatch(),
@@ -143,17 +107,77 @@ pub fn attention_softmax(
     bias: Option<Tensor<2>>,
     negative_slope: f64,
 ) -> Tensor<2> {
+    let bias = attention_bias(&src, &dst, senders.dims()[0], receivers.dims()[0], bias);
+    Tensor::from_dispatch(Dispatch::segment_attention_softmax(
+        src.into_dispatch(),
+        dst.into_dispatch(),
+        bias.into_dispatch(),
+        senders.into_dispatch(),
+        receivers.into_dispatch(),
+        negative_slope,
+    ))
+}
+
+/// The checked weights of an `spmm` with `e` senders and `er` receivers (ones for `None`).
+fn spmm_weights(x: &Tensor<2>, e: usize, er: usize, weights: Option<Tensor<2>>) -> Tensor<2> {
+    let [_, d] = x.dims();
+    assert_eq!(
+        e, er,
+        "burn-segment: spmm has {e} senders but {er} receivers"
+    );
+    let weights = weights.unwrap_or_else(|| Tensor::ones([e, 1], (&x.device(), x.dtype())));
+    let [we, heads] = weights.dims();
+    assert!(
+        we == e && heads >= 1 && d % heads == 0,
+        "burn-segment: spmm weights must be [E = {e}, H] with H ≥ 1 dividing D = {d}, got [{we}, {heads}]"
+    );
+    assert_eq!(
+        x.dtype(),
+        weights.dtype(),
+        "burn-segment: spmm x and weights dtypes differ"
+    );
+    weights
+}
+
+/// Panics unless an `sddmm` of `a` and `b` with `ea` and `eb` indices and `heads` is well formed.
+fn check_sddmm(a: &Tensor<2>, b: &Tensor<2>, ea: usize, eb: usize, heads: usize) {
+    let (d, db) = (a.dims()[1], b.dims()[1]);
+    assert_eq!(
+        d, db,
+        "burn-segment: sddmm rows of a have {d} columns but rows of b {db}"
+    );
+    assert_eq!(
+        ea, eb,
+        "burn-segment: sddmm has {ea} indices into a but {eb} into b"
+    );
+    assert!(
+        heads >= 1 && d % heads == 0,
+        "burn-segment: sddmm heads = {heads} must be ≥ 1 and divide D = {d}"
+    );
+    assert_eq!(
+        a.dtype(),
+        b.dtype(),
+        "burn-segment: sddmm a and b dtypes differ"
+    );
+}
+
+/// The checked bias of an attention softmax with `e` senders and `er` receivers (zeros for
+/// `None`).
+fn attention_bias(
+    src: &Tensor<2>,
+    dst: &Tensor<2>,
+    e: usize,
+    er: usize,
+    bias: Option<Tensor<2>>,
+) -> Tensor<2> {
     let (h, hd) = (src.dims()[1], dst.dims()[1]);
     assert_eq!(
         h, hd,
         "burn-segment: attention_softmax src has {h} heads but dst {hd}"
     );
-    let e = senders.dims()[0];
     assert_eq!(
-        e,
-        receivers.dims()[0],
-        "burn-segment: attention_softmax has {e} senders but {} receivers",
-        receivers.dims()[0]
+        e, er,
+        "burn-segment: attention_softmax has {e} senders but {er} receivers"
     );
     assert_eq!(
         src.dtype(),
@@ -171,12 +195,95 @@ pub fn attention_softmax(
         bias.dtype(),
         "burn-segment: attention_softmax src and bias dtypes differ"
     );
-    Tensor::from_dispatch(Dispatch::segment_attention_softmax(
+    bias
+}
+
+/// [`spmm`] over planned senders (segments: the rows of `x`) and receivers (segments: the
+/// output rows): no index is checked or planned again, forward or backward.
+///
+/// # Shapes
+/// `x: [N_src, D]`, plans of `E` rows, `weights: [E, H]` -> `[receivers.num_segments(), D]`.
+///
+/// # Panics
+/// As [`spmm`] for the shapes, and if `senders` does not have one segment per row of `x`.
+pub fn spmm_planned(
+    x: Tensor<2>,
+    senders: &SegmentPlan,
+    receivers: &SegmentPlan,
+    weights: Option<Tensor<2>>,
+) -> Tensor<2> {
+    check_index_plan(senders, x.dims()[0], "spmm sender");
+    let weights = spmm_weights(&x, senders.num_rows(), receivers.num_rows(), weights);
+    Tensor::from_dispatch(Dispatch::segment_spmm_planned(
+        x.into_dispatch(),
+        weights.into_dispatch(),
+        senders.primitive(),
+        receivers.primitive(),
+    ))
+}
+
+/// [`sddmm`] over planned indices (segments: the rows of `a`, of `b`).
+///
+/// # Shapes
+/// `a: [N_a, H·C]`, `b: [N_b, H·C]`, plans of `E` rows -> `[E, H]`.
+///
+/// # Panics
+/// As [`sddmm`] for the shapes, and if a plan does not have one segment per row of its side.
+pub fn sddmm_planned(
+    a: Tensor<2>,
+    b: Tensor<2>,
+    a_index: &SegmentPlan,
+    b_index: &SegmentPlan,
+    heads: usize,
+) -> Tensor<2> {
+    check_index_plan(a_index, a.dims()[0], "sddmm a");
+    check_index_plan(b_index, b.dims()[0], "sddmm b");
+    check_sddmm(&a, &b, a_index.num_rows(), b_index.num_rows(), heads);
+    Tensor::from_dispatch(Dispatch::segment_sddmm_planned(
+        a.into_dispatch(),
+        b.into_dispatch(),
+        a_index.primitive(),
+        b_index.primitive(),
+        heads,
+    ))
+}
+
+/// [`attention_softmax`] over planned senders (segments: the rows of `src`) and receivers
+/// (segments: the rows of `dst`).
+///
+/// # Shapes
+/// `src: [N_src, H]`, `dst: [N_dst, H]`, plans of `E` rows, `bias: [E, H]` or `[E, 1]` ->
+/// `[E, H]`.
+///
+/// # Panics
+/// As [`attention_softmax`] for the shapes, and if a plan does not have one segment per row of
+/// its side.
+pub fn attention_softmax_planned(
+    src: Tensor<2>,
+    dst: Tensor<2>,
+    senders: &SegmentPlan,
+    receivers: &SegmentPlan,
+    bias: Option<Tensor<2>>,
+    negative_slope: f64,
+) -> Tensor<2> {
+    check_index_plan(senders, src.dims()[0], "attention sender");
+    check_index_plan(receivers, dst.dims()[0], "attention receiver");
+    let bias = attention_bias(&src, &dst, senders.num_rows(), receivers.num_rows(), bias);
+    Tensor::from_dispatch(Dispatch::segment_attention_softmax_planned(
         src.into_dispatch(),
         dst.into_dispatch(),
         bias.into_dispatch(),
-        senders.into_dispatch(),
-        receivers.into_dispatch(),
+        senders.primitive(),
+        receivers.primitive(),
         negative_slope,
     ))
+}
+
+/// Panics unless `plan` has one segment per row of the `rows` it indexes.
+fn check_index_plan(plan: &SegmentPlan, rows: usize, what: &str) {
+    let n = plan.num_segments();
+    assert_eq!(
+        n, rows,
+        "burn-segment: the {what} plan has {n} segments but indexes {rows} rows"
+    );
 }

@@ -25,6 +25,17 @@
 //! assert!((a[0] + a[1] - 1.0).abs() < 1e-6 && a[2] == 1.0);
 //! ```
 //!
+//! # Plans
+//!
+//! Ids reduced over more than once (a graph's receivers, a batch's graph ids) are best planned
+//! once: [`SegmentPlan::new`] checks them (a [`SegmentError`] instead of a panic later), groups
+//! them (CSR offsets and, for unsorted ids, a stable permutation) and keeps the result on the
+//! ids' device. Its methods ([`SegmentPlan::sum`], [`SegmentPlan::softmax`], ...) and the
+//! planned fused ops ([`spmm_planned`], [`sddmm_planned`], [`attention_softmax_planned`]) give
+//! the free functions' results (bit for bit on the CPU backends) without validating, sorting or
+//! looking anything up, and their backward passes reuse the same plan. A free function plans its
+//! ids on every call (the CPU backends keep recent plans in a cache, below).
+//!
 //! # The contract
 //!
 //! | function | output | empty segment | gradient |
@@ -43,6 +54,7 @@
 //! | [`spmm`] (fused `Σ w · x[senders]` into receivers, per head) | `[N, D]` | 0 | `spmm` along reversed edges; `sddmm` for `w` |
 //! | [`sddmm`] (per-edge, per-head dot products) | `[E, H]` | — | `spmm` into each side |
 //! | [`attention_softmax`] (GAT's LeakyReLU logits from node scores, softmax per receiver) | `[E, H]` | — | one fused softmax + LeakyReLU backward, then segment sums into each side |
+//! | [`SegmentPlan`] methods, `*_planned` | as the free function | as the free function | as the free function, through the same plan |
 //!
 //! - **Sizes are explicit.** `num_segments` is always given, never inferred from the ids;
 //!   partition helpers read the number of partitions and the length from shapes, and
@@ -61,7 +73,8 @@
 //!   The CPU kernels panic with a message naming the bad id and `num_segments`; the wgpu kernels
 //!   and the composite default drop rows with out-of-range ids (their softmax output is 0 on
 //!   wgpu, unspecified on the composite path, and their gradient is 0).
-//!   [`validate_segment_ids`] returns a typed [`SegmentError`] for callers who want a `Result`.
+//!   [`validate_segment_ids`] and [`SegmentPlan::new`] return a typed [`SegmentError`] for
+//!   callers who want a `Result`; a plan's ops never see a bad id, on any backend.
 //! - **Determinism.** CPU results are bitwise identical whatever the number of threads: each
 //!   segment of up to 4,096 rows is reduced by one task in the original row order, a longer one
 //!   in chunks of 4,096 rows in parallel whose partials combine in a binary tree fixed by the
@@ -118,7 +131,9 @@ pub mod cpu;
 mod cube;
 mod fused;
 mod partition;
+mod plan;
 pub mod reference;
+mod segments;
 mod validate;
 #[cfg(feature = "wgpu")]
 mod wgpu_probe;
@@ -128,8 +143,11 @@ pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
 #[cfg(feature = "wgpu")]
 #[doc(hidden)]
 pub use cube::wgpu_kernel_calls;
-pub use fused::{attention_softmax, sddmm, spmm};
+pub use fused::{
+    attention_softmax, attention_softmax_planned, sddmm, sddmm_planned, spmm, spmm_planned,
+};
 pub use partition::*;
+pub use plan::{SegmentPlan, SegmentPlanPrimitive};
 pub use validate::*;
 #[cfg(feature = "wgpu")]
 pub use wgpu_probe::{REQUIRE_WGPU_ENV, WgpuUnavailable, check_wgpu, wgpu_test_targets};

@@ -1,12 +1,9 @@
 //! The fused message-passing ops on CPU tensors: `spmm`, `sddmm` and GAT's attention.
 
-use std::borrow::Cow;
-use std::sync::Arc;
-
 use burn::tensor::{DType, Shape};
 
 use super::kernels::{self, CsrPlan, Elem, FloatElem};
-use super::ops::{check_len, index_list, plan};
+use super::ops::check_len;
 use super::tensor::{CpuElem, CpuTensor};
 
 /// Whether the fused kernels handle this float dtype (others take the composite default).
@@ -14,14 +11,13 @@ pub(super) fn supports_fused(dtype: DType) -> bool {
     matches!(dtype, DType::F32 | DType::F64)
 }
 
-/// Fused gather-weight-sum into `n` receivers.
-pub(super) fn spmm<T: CpuTensor>(x: T, weights: T, senders: T, receivers: T, n: usize) -> T {
-    let (rows, d) = (x.shape()[0], x.shape()[1]);
+/// Fused gather-weight-sum into the receivers `plan` groups, `senders` in range of `x`'s rows.
+pub(super) fn spmm<T: CpuTensor>(x: T, weights: T, senders: &[usize], plan: &CsrPlan) -> T {
+    let d = x.shape()[1];
     let (e, heads) = (weights.shape()[0], weights.shape()[1]);
-    check_len(e, senders.shape()[0]);
-    check_len(e, receivers.shape()[0]);
-    let senders = index_list(&senders, rows, "sender");
-    let plan = plan(&receivers, n);
+    check_len(e, senders.len());
+    check_len(e, plan.num_rows());
+    let n = plan.num_segments();
     fn go<E: CpuElem + Elem, T: CpuTensor>(
         x: &T,
         w: &T,
@@ -35,19 +31,16 @@ pub(super) fn spmm<T: CpuTensor>(x: T, weights: T, senders: T, receivers: T, n: 
         T::from_out(out, Shape::from([n, d]))
     }
     match x.dtype() {
-        DType::F32 => go::<f32, T>(&x, &weights, d, heads, &senders, &plan, n),
-        DType::F64 => go::<f64, T>(&x, &weights, d, heads, &senders, &plan, n),
+        DType::F32 => go::<f32, T>(&x, &weights, d, heads, senders, plan, n),
+        DType::F64 => go::<f64, T>(&x, &weights, d, heads, senders, plan, n),
         other => unreachable!("unsupported dtype {other:?} reached the CPU spmm kernel"),
     }
 }
 
-/// Per-edge, per-head dot products of gathered rows.
-pub(super) fn sddmm<T: CpuTensor>(a: T, b: T, a_index: T, b_index: T, heads: usize) -> T {
+/// Per-edge, per-head dot products of gathered rows, the indices in range of `a`'s and `b`'s.
+pub(super) fn sddmm<T: CpuTensor>(a: T, b: T, ai: &[usize], bi: &[usize], heads: usize) -> T {
     let d = a.shape()[1];
-    let e = a_index.shape()[0];
-    check_len(e, b_index.shape()[0]);
-    let ai = index_list(&a_index, a.shape()[0], "a");
-    let bi = index_list(&b_index, b.shape()[0], "b");
+    check_len(ai.len(), bi.len());
     fn go<E: CpuElem + Elem, T: CpuTensor>(
         a: &T,
         b: &T,
@@ -60,60 +53,46 @@ pub(super) fn sddmm<T: CpuTensor>(a: T, b: T, a_index: T, b_index: T, heads: usi
         T::from_out(out, Shape::from([ai.len(), h]))
     }
     match a.dtype() {
-        DType::F32 => go::<f32, T>(&a, &b, d, heads, &ai, &bi),
-        DType::F64 => go::<f64, T>(&a, &b, d, heads, &ai, &bi),
+        DType::F32 => go::<f32, T>(&a, &b, d, heads, ai, bi),
+        DType::F64 => go::<f64, T>(&a, &b, d, heads, ai, bi),
         other => unreachable!("unsupported dtype {other:?} reached the CPU sddmm kernel"),
     }
 }
 
-/// The checked inputs of the attention kernels.
-struct AttentionInputs<'a> {
-    senders: Cow<'a, [usize]>,
-    receivers: Cow<'a, [usize]>,
-    plan: Arc<CsrPlan>,
-    heads: usize,
-    bias_width: usize,
+/// The index inputs of the attention kernels: senders and receivers checked to lie in range of
+/// `src`'s and `dst`'s rows, and the receivers' plan.
+pub(super) struct AttentionIndex<'a> {
+    pub(super) senders: &'a [usize],
+    pub(super) receivers: &'a [usize],
+    pub(super) plan: &'a CsrPlan<'a>,
 }
 
-impl AttentionInputs<'_> {
-    /// The kernel's view of these inputs and the node scores and bias.
-    fn kernel<'b, E>(
-        &'b self,
-        src: &'b [E],
-        dst: &'b [E],
-        bias: &'b [E],
+impl AttentionIndex<'_> {
+    /// Runs `f` on the kernel's view of these indices and the node scores `src`, `dst` (`[_,
+    /// heads]`) and `bias` (`[E, bias_width]`), with the number of heads.
+    fn run<E: CpuElem, T: CpuTensor, R>(
+        &self,
+        (src, dst, bias): (&T, &T, &T),
         slope: E,
-    ) -> kernels::Attention<'b, E> {
-        kernels::Attention {
-            src,
-            dst,
-            bias,
-            bias_width: self.bias_width,
-            heads: self.heads,
-            senders: &self.senders,
-            receivers: &self.receivers,
+        f: impl FnOnce(kernels::Attention<'_, E>, usize) -> R,
+    ) -> R {
+        let e = self.senders.len();
+        check_len(e, self.receivers.len());
+        check_len(e, self.plan.num_rows());
+        check_len(e, bias.shape()[0]);
+        let heads = src.shape()[1];
+        let (s, d, b) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
+        let kernel = kernels::Attention {
+            src: &s,
+            dst: &d,
+            bias: &b,
+            bias_width: bias.shape()[1],
+            heads,
+            senders: self.senders,
+            receivers: self.receivers,
             slope,
-        }
-    }
-}
-
-fn attention_inputs<'a, T: CpuTensor>(
-    src: &T,
-    dst: &T,
-    bias: &T,
-    senders: &'a T,
-    receivers: &'a T,
-) -> AttentionInputs<'a> {
-    let e = senders.shape()[0];
-    check_len(e, receivers.shape()[0]);
-    check_len(e, bias.shape()[0]);
-    let n = dst.shape()[0];
-    AttentionInputs {
-        senders: index_list(senders, src.shape()[0], "sender"),
-        receivers: index_list(receivers, n, "receiver"),
-        plan: plan(receivers, n),
-        heads: src.shape()[1],
-        bias_width: bias.shape()[1],
+        };
+        f(kernel, heads)
     }
 }
 
@@ -122,62 +101,53 @@ pub(super) fn attention_softmax<T: CpuTensor>(
     src: T,
     dst: T,
     bias: T,
-    senders: T,
-    receivers: T,
+    index: &AttentionIndex,
     slope: f64,
 ) -> T {
-    let a = attention_inputs(&src, &dst, &bias, &senders, &receivers);
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(
-        src: &T,
-        dst: &T,
-        bias: &T,
-        a: &AttentionInputs,
+        inputs: (&T, &T, &T),
+        index: &AttentionIndex,
         slope: E,
     ) -> T {
-        let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
-        let att = a.kernel(&src, &dst, &bias, slope);
-        let mut logits = att.logits(T::ALLOC);
-        kernels::softmax_in_place(&mut logits, a.heads, &a.plan);
-        T::from_out(logits, Shape::from([a.senders.len(), a.heads]))
+        index.run(inputs, slope, |att, heads| {
+            let mut logits = att.logits(T::ALLOC);
+            kernels::softmax_in_place(&mut logits, heads, index.plan);
+            T::from_out(logits, Shape::from([index.senders.len(), heads]))
+        })
     }
     match src.dtype() {
-        DType::F32 => go::<f32, T>(&src, &dst, &bias, &a, slope as f32),
-        DType::F64 => go::<f64, T>(&src, &dst, &bias, &a, slope),
+        DType::F32 => go::<f32, T>((&src, &dst, &bias), index, slope as f32),
+        DType::F64 => go::<f64, T>((&src, &dst, &bias), index, slope),
         other => unreachable!("unsupported dtype {other:?} reached the CPU attention kernel"),
     }
 }
 
+/// The float tensors of the attention backward: the three inputs, the output `alpha` and its
+/// gradient.
+pub(super) type AttentionTensors<T> = (T, T, T, T, T);
+
 /// Gradient of the raw attention scores `[E, heads]` (see `Attention::backward` in `kernels`).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn attention_backward<T: CpuTensor>(
-    src: T,
-    dst: T,
-    bias: T,
-    senders: T,
-    receivers: T,
-    alpha: T,
-    grad: T,
+    (src, dst, bias, alpha, grad): AttentionTensors<T>,
+    index: &AttentionIndex,
     slope: f64,
 ) -> T {
-    let a = attention_inputs(&src, &dst, &bias, &senders, &receivers);
-    #[allow(clippy::too_many_arguments)]
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(
-        src: &T,
-        dst: &T,
-        bias: &T,
-        alpha: &T,
-        grad: &T,
-        a: &AttentionInputs,
+        inputs: (&T, &T, &T),
+        (alpha, grad): (&T, &T),
+        index: &AttentionIndex,
         slope: E,
     ) -> T {
-        let (src, dst, bias) = (src.values::<E>(), dst.values::<E>(), bias.values::<E>());
-        let att = a.kernel(&src, &dst, &bias, slope);
-        let out = att.backward(T::ALLOC, &alpha.values::<E>(), &grad.values::<E>(), &a.plan);
-        T::from_out(out, Shape::from([a.senders.len(), a.heads]))
+        index.run(inputs, slope, |att, heads| {
+            let (alpha, grad) = (alpha.values::<E>(), grad.values::<E>());
+            let out = att.backward(T::ALLOC, &alpha, &grad, index.plan);
+            T::from_out(out, Shape::from([index.senders.len(), heads]))
+        })
     }
+    let inputs = (&src, &dst, &bias);
     match src.dtype() {
-        DType::F32 => go::<f32, T>(&src, &dst, &bias, &alpha, &grad, &a, slope as f32),
-        DType::F64 => go::<f64, T>(&src, &dst, &bias, &alpha, &grad, &a, slope),
+        DType::F32 => go::<f32, T>(inputs, (&alpha, &grad), index, slope as f32),
+        DType::F64 => go::<f64, T>(inputs, (&alpha, &grad), index, slope),
         other => unreachable!("unsupported dtype {other:?} reached the CPU attention kernel"),
     }
 }

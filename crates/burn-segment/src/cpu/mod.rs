@@ -4,7 +4,7 @@
 
 mod fused;
 mod heap;
-mod kernels;
+pub(crate) mod kernels;
 mod ops;
 mod output;
 mod plan_cache;
@@ -23,119 +23,191 @@ pub use plan_cache::{
 
 use burn::backend::{Flex, NdArray, TensorMetadata};
 
+use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction};
-use fused::{attention_backward, attention_dtypes, attention_softmax, sddmm, spmm, supports_fused};
-use ops::{check_gather_ids, count, extreme, reduce, softmax, supports};
+use fused::{
+    AttentionIndex, attention_backward, attention_dtypes, attention_softmax, sddmm, spmm,
+    supports_fused,
+};
+use ops::usize_list;
+use ops::{
+    check_gather_ids, count, extreme, held_plan, index_list, plan, reduce, softmax, supports,
+};
+
+/// Panics unless a plan of `what` indices has `rows` segments (the rows they index).
+fn check_index_plan<B: burn::backend::Backend>(
+    p: &SegmentPlanPrimitive<B>,
+    rows: usize,
+    what: &str,
+) {
+    assert_eq!(
+        p.num_segments, rows,
+        "burn-segment: the {what} plan has {} segments but indexes {rows} rows",
+        p.num_segments
+    );
+}
 
 /// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
 /// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
+/// An unplanned op plans its ids through the plan cache; a planned one reads the plan it is
+/// given.
 macro_rules! impl_cpu_backend {
     ($backend:ty) => {
         impl crate::SegmentBackend for $backend {
             fn segment_reduce(
                 data: FloatTensor<Self>,
-                segment_ids: IntTensor<Self>,
-                num_segments: usize,
+                ids: IntTensor<Self>,
+                n: usize,
                 reduction: SegmentReduction,
             ) -> FloatTensor<Self> {
                 if !supports(data.dtype()) {
-                    return composite::float_reduce::<Self>(
-                        data,
-                        segment_ids,
-                        num_segments,
-                        reduction,
-                    );
+                    return composite::float_reduce::<Self>(data, ids, n, reduction);
                 }
-                reduce(data, segment_ids, num_segments, reduction)
+                reduce(data, &plan(&ids, n), reduction)
+            }
+            fn segment_reduce_planned(
+                data: FloatTensor<Self>,
+                p: SegmentPlanPrimitive<Self>,
+                reduction: SegmentReduction,
+            ) -> FloatTensor<Self> {
+                if !supports(data.dtype()) {
+                    let (ids, n) = (p.segment_ids, p.num_segments);
+                    return composite::float_reduce::<Self>(data, ids, n, reduction);
+                }
+                reduce(data, &held_plan(&p), reduction)
             }
             fn segment_extreme(
                 data: FloatTensor<Self>,
-                segment_ids: IntTensor<Self>,
-                num_segments: usize,
-                extreme: SegmentExtreme,
+                ids: IntTensor<Self>,
+                n: usize,
+                which: SegmentExtreme,
             ) -> (FloatTensor<Self>, IntTensor<Self>) {
                 if !supports(data.dtype()) {
-                    return composite::float_extreme::<Self>(
-                        data,
-                        segment_ids,
-                        num_segments,
-                        extreme,
-                    );
+                    return composite::float_extreme::<Self>(data, ids, n, which);
                 }
-                self::extreme(data, segment_ids, num_segments, extreme)
+                extreme(data, &plan(&ids, n), ids.dtype(), which)
+            }
+            fn segment_extreme_planned(
+                data: FloatTensor<Self>,
+                p: SegmentPlanPrimitive<Self>,
+                which: SegmentExtreme,
+            ) -> (FloatTensor<Self>, IntTensor<Self>) {
+                if !supports(data.dtype()) {
+                    let (ids, n) = (p.segment_ids, p.num_segments);
+                    return composite::float_extreme::<Self>(data, ids, n, which);
+                }
+                extreme(data, &held_plan(&p), p.segment_ids.dtype(), which)
             }
             // ANCHOR: cpu_softmax
             fn segment_softmax(
                 data: FloatTensor<Self>,
-                segment_ids: IntTensor<Self>,
-                num_segments: usize,
+                ids: IntTensor<Self>,
+                n: usize,
             ) -> FloatTensor<Self> {
                 if !supports(data.dtype()) {
-                    return composite::softmax::<Self>(data, segment_ids, num_segments);
+                    return composite::softmax::<Self>(data, ids, n);
                 }
-                softmax(data, segment_ids, num_segments)
+                softmax(data, &plan(&ids, n))
             }
             // ANCHOR_END: cpu_softmax
+            fn segment_softmax_planned(
+                data: FloatTensor<Self>,
+                p: SegmentPlanPrimitive<Self>,
+            ) -> FloatTensor<Self> {
+                if !supports(data.dtype()) {
+                    return composite::softmax::<Self>(data, p.segment_ids, p.num_segments);
+                }
+                softmax(data, &held_plan(&p))
+            }
             fn int_segment_reduce(
                 data: IntTensor<Self>,
-                segment_ids: IntTensor<Self>,
-                num_segments: usize,
+                ids: IntTensor<Self>,
+                n: usize,
                 reduction: SegmentReduction,
             ) -> IntTensor<Self> {
                 if !supports(data.dtype()) {
-                    return composite::int_reduce::<Self>(
-                        data,
-                        segment_ids,
-                        num_segments,
-                        reduction,
-                    );
+                    return composite::int_reduce::<Self>(data, ids, n, reduction);
                 }
-                reduce(data, segment_ids, num_segments, reduction)
+                reduce(data, &plan(&ids, n), reduction)
+            }
+            fn int_segment_reduce_planned(
+                data: IntTensor<Self>,
+                p: SegmentPlanPrimitive<Self>,
+                reduction: SegmentReduction,
+            ) -> IntTensor<Self> {
+                if !supports(data.dtype()) {
+                    let (ids, n) = (p.segment_ids, p.num_segments);
+                    return composite::int_reduce::<Self>(data, ids, n, reduction);
+                }
+                reduce(data, &held_plan(&p), reduction)
             }
             fn int_segment_extreme(
                 data: IntTensor<Self>,
-                segment_ids: IntTensor<Self>,
-                num_segments: usize,
-                extreme: SegmentExtreme,
+                ids: IntTensor<Self>,
+                n: usize,
+                which: SegmentExtreme,
             ) -> (IntTensor<Self>, IntTensor<Self>) {
                 if !supports(data.dtype()) {
-                    return composite::int_extreme::<Self>(
-                        data,
-                        segment_ids,
-                        num_segments,
-                        extreme,
-                    );
+                    return composite::int_extreme::<Self>(data, ids, n, which);
                 }
-                self::extreme(data, segment_ids, num_segments, extreme)
+                extreme(data, &plan(&ids, n), ids.dtype(), which)
             }
-            fn segment_gather(
-                data: FloatTensor<Self>,
-                segment_ids: IntTensor<Self>,
-            ) -> FloatTensor<Self> {
-                check_gather_ids(&segment_ids, data.shape()[0]);
-                Self::float_select(data, 0, segment_ids)
-            }
-            fn int_segment_gather(
+            fn int_segment_extreme_planned(
                 data: IntTensor<Self>,
-                segment_ids: IntTensor<Self>,
-            ) -> IntTensor<Self> {
-                check_gather_ids(&segment_ids, data.shape()[0]);
-                Self::int_select(data, 0, segment_ids)
+                p: SegmentPlanPrimitive<Self>,
+                which: SegmentExtreme,
+            ) -> (IntTensor<Self>, IntTensor<Self>) {
+                if !supports(data.dtype()) {
+                    let (ids, n) = (p.segment_ids, p.num_segments);
+                    return composite::int_extreme::<Self>(data, ids, n, which);
+                }
+                extreme(data, &held_plan(&p), p.segment_ids.dtype(), which)
             }
-            fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
-                count(segment_ids, num_segments)
+            fn segment_gather(data: FloatTensor<Self>, ids: IntTensor<Self>) -> FloatTensor<Self> {
+                check_gather_ids(&ids, data.shape()[0]);
+                Self::float_select(data, 0, ids)
+            }
+            fn int_segment_gather(data: IntTensor<Self>, ids: IntTensor<Self>) -> IntTensor<Self> {
+                check_gather_ids(&ids, data.shape()[0]);
+                Self::int_select(data, 0, ids)
+            }
+            fn segment_count(ids: IntTensor<Self>, n: usize) -> IntTensor<Self> {
+                count(ids, n)
             }
             fn segment_spmm(
                 x: FloatTensor<Self>,
                 weights: FloatTensor<Self>,
                 senders: IntTensor<Self>,
                 receivers: IntTensor<Self>,
-                num_segments: usize,
+                n: usize,
             ) -> FloatTensor<Self> {
                 if !supports_fused(x.dtype()) || x.dtype() != weights.dtype() {
-                    return composite::spmm::<Self>(x, weights, senders, receivers, num_segments);
+                    return composite::spmm::<Self>(x, weights, senders, receivers, n);
                 }
-                spmm(x, weights, senders, receivers, num_segments)
+                let senders = index_list(&senders, x.shape()[0], "sender");
+                spmm(x, weights, &senders, &plan(&receivers, n))
+            }
+            fn segment_spmm_planned(
+                x: FloatTensor<Self>,
+                weights: FloatTensor<Self>,
+                senders: SegmentPlanPrimitive<Self>,
+                receivers: SegmentPlanPrimitive<Self>,
+            ) -> FloatTensor<Self> {
+                check_index_plan(&senders, x.shape()[0], "sender");
+                if !supports_fused(x.dtype()) || x.dtype() != weights.dtype() {
+                    let (s, r, n) = (
+                        senders.segment_ids,
+                        receivers.segment_ids,
+                        receivers.num_segments,
+                    );
+                    return composite::spmm::<Self>(x, weights, s, r, n);
+                }
+                spmm(
+                    x,
+                    weights,
+                    &usize_list(&senders.segment_ids),
+                    &held_plan(&receivers),
+                )
             }
             fn segment_sddmm(
                 a: FloatTensor<Self>,
@@ -147,7 +219,24 @@ macro_rules! impl_cpu_backend {
                 if !supports_fused(a.dtype()) || a.dtype() != b.dtype() {
                     return composite::sddmm::<Self>(a, b, a_index, b_index, heads);
                 }
-                sddmm(a, b, a_index, b_index, heads)
+                let ai = index_list(&a_index, a.shape()[0], "a");
+                let bi = index_list(&b_index, b.shape()[0], "b");
+                sddmm(a, b, &ai, &bi, heads)
+            }
+            fn segment_sddmm_planned(
+                a: FloatTensor<Self>,
+                b: FloatTensor<Self>,
+                a_index: SegmentPlanPrimitive<Self>,
+                b_index: SegmentPlanPrimitive<Self>,
+                heads: usize,
+            ) -> FloatTensor<Self> {
+                check_index_plan(&a_index, a.shape()[0], "a");
+                check_index_plan(&b_index, b.shape()[0], "b");
+                let (ai, bi) = (a_index.segment_ids, b_index.segment_ids);
+                if !supports_fused(a.dtype()) || a.dtype() != b.dtype() {
+                    return composite::sddmm::<Self>(a, b, ai, bi, heads);
+                }
+                sddmm(a, b, &usize_list(&ai), &usize_list(&bi), heads)
             }
             fn segment_attention_softmax(
                 src: FloatTensor<Self>,
@@ -155,19 +244,40 @@ macro_rules! impl_cpu_backend {
                 bias: FloatTensor<Self>,
                 senders: IntTensor<Self>,
                 receivers: IntTensor<Self>,
-                negative_slope: f64,
+                slope: f64,
             ) -> FloatTensor<Self> {
                 if !attention_dtypes(&[src.dtype(), dst.dtype(), bias.dtype()]) {
-                    return composite::attention_softmax::<Self>(
-                        src,
-                        dst,
-                        bias,
-                        senders,
-                        receivers,
-                        negative_slope,
-                    );
+                    let (s, r) = (senders, receivers);
+                    return composite::attention_softmax::<Self>(src, dst, bias, s, r, slope);
                 }
-                attention_softmax(src, dst, bias, senders, receivers, negative_slope)
+                let n = dst.shape()[0];
+                let index = AttentionIndex {
+                    senders: &index_list(&senders, src.shape()[0], "sender"),
+                    receivers: &index_list(&receivers, n, "receiver"),
+                    plan: &plan(&receivers, n),
+                };
+                attention_softmax(src, dst, bias, &index, slope)
+            }
+            fn segment_attention_softmax_planned(
+                src: FloatTensor<Self>,
+                dst: FloatTensor<Self>,
+                bias: FloatTensor<Self>,
+                senders: SegmentPlanPrimitive<Self>,
+                receivers: SegmentPlanPrimitive<Self>,
+                slope: f64,
+            ) -> FloatTensor<Self> {
+                check_index_plan(&senders, src.shape()[0], "sender");
+                check_index_plan(&receivers, dst.shape()[0], "receiver");
+                if !attention_dtypes(&[src.dtype(), dst.dtype(), bias.dtype()]) {
+                    let (s, r) = (senders.segment_ids, receivers.segment_ids);
+                    return composite::attention_softmax::<Self>(src, dst, bias, s, r, slope);
+                }
+                let index = AttentionIndex {
+                    senders: &usize_list(&senders.segment_ids),
+                    receivers: &usize_list(&receivers.segment_ids),
+                    plan: &held_plan(&receivers),
+                };
+                attention_softmax(src, dst, bias, &index, slope)
             }
             fn segment_attention_backward(
                 src: FloatTensor<Self>,
@@ -177,7 +287,7 @@ macro_rules! impl_cpu_backend {
                 receivers: IntTensor<Self>,
                 alpha: FloatTensor<Self>,
                 grad: FloatTensor<Self>,
-                negative_slope: f64,
+                slope: f64,
             ) -> FloatTensor<Self> {
                 let dtypes = [
                     src.dtype(),
@@ -187,27 +297,50 @@ macro_rules! impl_cpu_backend {
                     grad.dtype(),
                 ];
                 if !attention_dtypes(&dtypes) {
+                    let (s, r) = (senders, receivers);
                     return composite::attention_backward::<Self>(
-                        src,
-                        dst,
-                        bias,
-                        senders,
-                        receivers,
-                        alpha,
-                        grad,
-                        negative_slope,
+                        src, dst, bias, s, r, alpha, grad, slope,
                     );
                 }
-                attention_backward(
-                    src,
-                    dst,
-                    bias,
-                    senders,
-                    receivers,
-                    alpha,
-                    grad,
-                    negative_slope,
-                )
+                let n = dst.shape()[0];
+                let index = AttentionIndex {
+                    senders: &index_list(&senders, src.shape()[0], "sender"),
+                    receivers: &index_list(&receivers, n, "receiver"),
+                    plan: &plan(&receivers, n),
+                };
+                attention_backward((src, dst, bias, alpha, grad), &index, slope)
+            }
+            fn segment_attention_backward_planned(
+                src: FloatTensor<Self>,
+                dst: FloatTensor<Self>,
+                bias: FloatTensor<Self>,
+                senders: SegmentPlanPrimitive<Self>,
+                receivers: SegmentPlanPrimitive<Self>,
+                alpha: FloatTensor<Self>,
+                grad: FloatTensor<Self>,
+                slope: f64,
+            ) -> FloatTensor<Self> {
+                check_index_plan(&senders, src.shape()[0], "sender");
+                check_index_plan(&receivers, dst.shape()[0], "receiver");
+                let dtypes = [
+                    src.dtype(),
+                    dst.dtype(),
+                    bias.dtype(),
+                    alpha.dtype(),
+                    grad.dtype(),
+                ];
+                if !attention_dtypes(&dtypes) {
+                    let (s, r) = (senders.segment_ids, receivers.segment_ids);
+                    return composite::attention_backward::<Self>(
+                        src, dst, bias, s, r, alpha, grad, slope,
+                    );
+                }
+                let index = AttentionIndex {
+                    senders: &usize_list(&senders.segment_ids),
+                    receivers: &usize_list(&receivers.segment_ids),
+                    plan: &held_plan(&receivers),
+                };
+                attention_backward((src, dst, bias, alpha, grad), &index, slope)
             }
         }
     };

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{DType, Shape};
 
 use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem};
@@ -11,15 +12,37 @@ use super::plan_cache;
 use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
 use crate::backend::flat_rows;
+use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction};
 
 /// The CSR plan of a 1-D id tensor (i32 or i64), from the plan cache when these ids were
 /// planned before.
-pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> Arc<CsrPlan> {
+pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> Arc<CsrPlan<'static>> {
     match ids.dtype() {
         DType::I64 => plan_cache::plan(&ids.values::<i64>(), num_segments),
         DType::I32 => plan_cache::plan(&ids.values::<i32>(), num_segments),
         other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
+    }
+}
+
+/// The CSR plan a `SegmentPlan` holds, read from its tensors (borrowed where they are i64):
+/// no scan, sort or lookup. Only `SegmentPlan::new` builds these tensors, so they are trusted;
+/// the shape checks here are O(1).
+pub(super) fn held_plan<B: Backend>(p: &SegmentPlanPrimitive<B>) -> CsrPlan<'_>
+where
+    B::IntTensorPrimitive: CpuTensor,
+{
+    let (offsets, order) = (usize_list(&p.offsets), usize_list(&p.order));
+    let rows = TensorMetadata::shape(&p.segment_ids)[0];
+    assert!(
+        offsets.len() == p.num_segments + 1
+            && offsets[p.num_segments] == rows
+            && (p.sorted || order.len() == rows),
+        "burn-segment: a SegmentPlanPrimitive that SegmentPlan::new did not build"
+    );
+    CsrPlan {
+        offsets,
+        order: (!p.sorted).then_some(order),
     }
 }
 
@@ -36,16 +59,16 @@ pub(super) fn check_len(e: usize, ids_len: usize) {
 }
 
 /// Sum / product / max / min, values only.
-pub(super) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReduction) -> T {
+pub(super) fn reduce<T: CpuTensor>(data: T, plan: &CsrPlan, op: SegmentReduction) -> T {
     match op {
-        SegmentReduction::Max => return extreme(data, ids, n, SegmentExtreme::Max).0,
-        SegmentReduction::Min => return extreme(data, ids, n, SegmentExtreme::Min).0,
+        // The arguments are dropped: their dtype does not matter.
+        SegmentReduction::Max => return extreme(data, plan, DType::I64, SegmentExtreme::Max).0,
+        SegmentReduction::Min => return extreme(data, plan, DType::I64, SegmentExtreme::Min).0,
         _ => {}
     }
-    let (e, d, out_shape) = flat_rows(&data.shape(), n);
-    check_len(e, ids.shape()[0]);
+    let (e, d, out_shape) = flat_rows(&data.shape(), plan.num_segments());
+    check_len(e, plan.num_rows());
     let prod = op == SegmentReduction::Prod;
-    let plan = plan(&ids, n);
     fn go<E: CpuElem + Elem, T: CpuTensor>(
         data: &T,
         d: usize,
@@ -62,19 +85,23 @@ pub(super) fn reduce<T: CpuTensor>(data: T, ids: T, n: usize, op: SegmentReducti
         T::from_out(out, s)
     }
     match data.dtype() {
-        DType::F32 => go::<f32, T>(&data, d, &plan, prod, out_shape),
-        DType::F64 => go::<f64, T>(&data, d, &plan, prod, out_shape),
-        DType::I32 => go::<i32, T>(&data, d, &plan, prod, out_shape),
-        DType::I64 => go::<i64, T>(&data, d, &plan, prod, out_shape),
+        DType::F32 => go::<f32, T>(&data, d, plan, prod, out_shape),
+        DType::F64 => go::<f64, T>(&data, d, plan, prod, out_shape),
+        DType::I32 => go::<i32, T>(&data, d, plan, prod, out_shape),
+        DType::I64 => go::<i64, T>(&data, d, plan, prod, out_shape),
         other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
     }
 }
 
-/// Max / min with the row that attains it; the argument tensor has the ids' dtype.
-pub(super) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExtreme) -> (T, T) {
-    let (e, d, out_shape) = flat_rows(&data.shape(), n);
-    check_len(e, ids.shape()[0]);
-    let plan = plan(&ids, n);
+/// Max / min with the row that attains it; the argument tensor has the ids' dtype `id_dtype`.
+pub(super) fn extreme<T: CpuTensor>(
+    data: T,
+    plan: &CsrPlan,
+    id_dtype: DType,
+    which: SegmentExtreme,
+) -> (T, T) {
+    let (e, d, out_shape) = flat_rows(&data.shape(), plan.num_segments());
+    check_len(e, plan.num_rows());
     fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
         data: &T,
         d: usize,
@@ -89,9 +116,9 @@ pub(super) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExt
     }
     macro_rules! by_id {
         ($e:ty) => {
-            match ids.dtype() {
-                DType::I32 => go::<$e, i32, T>(&data, d, &plan, which, out_shape),
-                _ => go::<$e, i64, T>(&data, d, &plan, which, out_shape),
+            match id_dtype {
+                DType::I32 => go::<$e, i32, T>(&data, d, plan, which, out_shape),
+                _ => go::<$e, i64, T>(&data, d, plan, which, out_shape),
             }
         };
     }
@@ -105,11 +132,10 @@ pub(super) fn extreme<T: CpuTensor>(data: T, ids: T, n: usize, which: SegmentExt
 }
 
 /// Segment softmax, `[E, ...] -> [E, ...]`.
-pub(super) fn softmax<T: CpuTensor>(data: T, ids: T, n: usize) -> T {
+pub(super) fn softmax<T: CpuTensor>(data: T, plan: &CsrPlan) -> T {
     let shape = data.shape();
-    let (e, d, _) = flat_rows(&shape, n);
-    check_len(e, ids.shape()[0]);
-    let plan = plan(&ids, n);
+    let (e, d, _) = flat_rows(&shape, plan.num_segments());
+    check_len(e, plan.num_rows());
     // In place where the input's buffer is this call's alone (nothing else sees it change).
     fn go<E: CpuElem + FloatElem, T: CpuTensor>(
         mut data: T,
@@ -124,8 +150,8 @@ pub(super) fn softmax<T: CpuTensor>(data: T, ids: T, n: usize) -> T {
         T::from_out(kernels::softmax(T::ALLOC, &data.values::<E>(), d, plan), s)
     }
     match data.dtype() {
-        DType::F32 => go::<f32, T>(data, d, &plan, shape),
-        DType::F64 => go::<f64, T>(data, d, &plan, shape),
+        DType::F32 => go::<f32, T>(data, d, plan, shape),
+        DType::F64 => go::<f64, T>(data, d, plan, shape),
         other => unreachable!("unsupported dtype {other:?} reached the CPU softmax kernel"),
     }
 }
@@ -165,31 +191,30 @@ pub(super) fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
     }
 }
 
-/// The entries of a 1-D index tensor as `usize`, each checked to lie in `0..n`: borrowed from
-/// the tensor for contiguous i64 indices on 64-bit targets (no copy), converted otherwise.
+/// The entries of a 1-D index tensor as `usize`, each checked to lie in `0..n`.
 ///
 /// # Panics
 /// Naming the first index outside `0..n`, its position, and `what` it indexes.
 pub(super) fn index_list<'a, T: CpuTensor>(ids: &'a T, n: usize, what: &str) -> Cow<'a, [usize]> {
-    fn check<I: CpuElem + Into<i64>>(ids: &[I], n: usize, what: &str) {
-        if let Some((pos, i)) = first_out_of_range(ids, n) {
-            panic!("burn-segment: {what} index {i} at position {pos} is out of range for {n} rows");
-        }
+    let bad = match ids.dtype() {
+        DType::I32 => first_out_of_range(&ids.values::<i32>(), n),
+        _ => first_out_of_range(&ids.values::<i64>(), n),
+    };
+    if let Some((pos, i)) = bad {
+        panic!("burn-segment: {what} index {i} at position {pos} is out of range for {n} rows");
     }
+    usize_list(ids)
+}
+
+/// The entries of a 1-D tensor of non-negative indices as `usize`: borrowed from the tensor for
+/// contiguous i64 indices on 64-bit targets (no copy), converted otherwise.
+pub(super) fn usize_list<T: CpuTensor>(ids: &T) -> Cow<'_, [usize]> {
     match ids.dtype() {
-        DType::I32 => {
-            let v = ids.values::<i32>();
-            check(&v, n, what);
-            Cow::Owned(v.iter().map(|&i| i as usize).collect())
-        }
-        _ => {
-            let v = ids.values::<i64>();
-            check(&v, n, what);
-            match v {
-                #[cfg(target_pointer_width = "64")]
-                Cow::Borrowed(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
-                v => Cow::Owned(v.iter().map(|&i| i as usize).collect()),
-            }
-        }
+        DType::I32 => Cow::Owned(ids.values::<i32>().iter().map(|&i| i as usize).collect()),
+        _ => match ids.values::<i64>() {
+            #[cfg(target_pointer_width = "64")]
+            Cow::Borrowed(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
+            v => Cow::Owned(v.iter().map(|&i| i as usize).collect()),
+        },
     }
 }

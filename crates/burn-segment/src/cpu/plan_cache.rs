@@ -66,7 +66,7 @@ struct Entry {
     /// A copy of the ids (their bytes), for unsorted ones. Sorted ids need none: the plan's
     /// offsets determine them (the rows of segment `s` are all `s`, in order).
     ids: Option<Box<[u8]>>,
-    plan: Arc<CsrPlan>,
+    plan: Arc<CsrPlan<'static>>,
     bytes: usize,
 }
 
@@ -105,7 +105,7 @@ pub(crate) struct PlanCache {
 /// Bytes an entry holds: the offsets, and for unsorted ids the permutation and the copy of the
 /// ids (`id_bytes` of them).
 fn entry_bytes(id_bytes: usize, plan: &CsrPlan) -> usize {
-    let words = plan.offsets.len() + plan.order.as_ref().map_or(0, Vec::len);
+    let words = plan.offsets.len() + plan.order.as_ref().map_or(0, |o| o.len());
     let copy = if plan.is_sorted() { 0 } else { id_bytes };
     copy + words * std::mem::size_of::<usize>()
 }
@@ -128,7 +128,7 @@ impl PlanCache {
         &mut self,
         num_segments: usize,
         ids: &[I],
-    ) -> Option<Arc<CsrPlan>> {
+    ) -> Option<Arc<CsrPlan<'static>>> {
         let found = self
             .entries
             .iter()
@@ -155,7 +155,7 @@ impl PlanCache {
         &mut self,
         num_segments: usize,
         ids: &[I],
-        plan: Arc<CsrPlan>,
+        plan: Arc<CsrPlan<'static>>,
     ) {
         let key: &[u8] = bytemuck::cast_slice(ids);
         let bytes = entry_bytes(key.len(), &plan);
@@ -223,7 +223,7 @@ fn cache() -> MutexGuard<'static, PlanCache> {
 ///
 /// # Panics
 /// As [`CsrPlan::new`], if an id lies outside `[0, num_segments)`.
-pub(crate) fn plan<I: IdElem + CpuElem>(ids: &[I], num_segments: usize) -> Arc<CsrPlan> {
+pub(crate) fn plan<I: IdElem + CpuElem>(ids: &[I], num_segments: usize) -> Arc<CsrPlan<'static>> {
     {
         let mut cache = cache();
         if cache.capacity > 0
@@ -259,7 +259,7 @@ pub fn plan_cache_stats() -> PlanCacheStats {
 mod tests {
     use super::*;
 
-    fn planned<I: IdElem>(ids: &[I], n: usize) -> Arc<CsrPlan> {
+    fn planned<I: IdElem>(ids: &[I], n: usize) -> Arc<CsrPlan<'static>> {
         Arc::new(CsrPlan::new(ids, n))
     }
 

@@ -4,7 +4,7 @@
 
 use burn::backend::NdArray;
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
-use burn_segment::{SegmentExtreme, SegmentReduction, composite};
+use burn_segment::{SegmentExtreme, SegmentPlan, SegmentReduction, composite};
 
 /// How a target reaches the ops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +14,8 @@ pub enum Path {
     /// The composite defaults of `SegmentBackend`, run on NdArray primitives: what a backend
     /// without kernels (wgpu until its kernels land) executes.
     Composite,
+    /// The same ops through a `SegmentPlan` of the ids (built per call here).
+    Planned,
 }
 
 /// One backend of the generic suite.
@@ -34,8 +36,9 @@ impl Target {
 
     /// Whether rows with out-of-range ids are dropped (the composite path and wgpu's kernels)
     /// rather than rejected with a panic (the CPU kernels).
+    /// A plan rejects bad ids when it is built, on every backend.
     pub fn drops_bad_ids(&self) -> bool {
-        self.path == Path::Composite || self.name.contains("wgpu")
+        self.path == Path::Composite || (self.path == Path::Public && self.name.contains("wgpu"))
     }
 
     pub fn is_autodiff(&self) -> bool {
@@ -78,6 +81,16 @@ pub fn targets() -> Vec<Target> {
             device: Device::ndarray(),
             path: Path::Composite,
         },
+        Target {
+            name: "planned(flex)",
+            device: Device::flex(),
+            path: Path::Planned,
+        },
+        Target {
+            name: "planned(autodiff<ndarray>)",
+            device: Device::ndarray().autodiff(),
+            path: Path::Planned,
+        },
     ];
     // Without a Vulkan adapter: skipped with one printed line (a failure with
     // BURN_GNN_REQUIRE_WGPU=1).
@@ -91,16 +104,68 @@ pub fn targets() -> Vec<Target> {
         });
         t.push(Target {
             name: "autodiff<wgpu>",
-            device: wgpu.autodiff(),
+            device: wgpu.clone().autodiff(),
             path: Path::Public,
+        });
+        t.push(Target {
+            name: "planned(autodiff<wgpu>)",
+            device: wgpu.autodiff(),
+            path: Path::Planned,
         });
     }
     t
 }
 
-/// The autodiff targets (gradient checks).
+/// The autodiff targets (gradient checks; a check runs planned ops by building plans itself).
 pub fn autodiff_targets() -> Vec<Target> {
-    targets().into_iter().filter(Target::is_autodiff).collect()
+    targets()
+        .into_iter()
+        .filter(|t| t.is_autodiff() && t.path == Path::Public)
+        .collect()
+}
+
+/// The ops composed from the core ones.
+#[derive(Clone, Copy, Debug)]
+pub enum Derived {
+    Mean,
+    Variance,
+    Std,
+    Normalize(f64),
+    Logsumexp,
+    MaxOr(f64),
+    MinOr(f64),
+}
+
+/// A derived op through `target`'s path (`Public` for the composite path, which has none).
+pub fn derived(
+    target: &Target,
+    op: Derived,
+    x: Tensor<2>,
+    ids: Tensor<1, Int>,
+    n: usize,
+) -> Tensor<2> {
+    use burn_segment as seg;
+    if target.path == Path::Planned {
+        let p = plan(ids, n);
+        return match op {
+            Derived::Mean => p.mean(x),
+            Derived::Variance => p.variance(x),
+            Derived::Std => p.std(x),
+            Derived::Normalize(eps) => p.normalize(x, eps),
+            Derived::Logsumexp => p.logsumexp(x),
+            Derived::MaxOr(c) => p.max_or_constant(x, c),
+            Derived::MinOr(c) => p.min_or_constant(x, c),
+        };
+    }
+    match op {
+        Derived::Mean => seg::segment_mean(x, ids, n),
+        Derived::Variance => seg::segment_variance(x, ids, n),
+        Derived::Std => seg::segment_std(x, ids, n),
+        Derived::Normalize(eps) => seg::segment_normalize(x, ids, n, eps),
+        Derived::Logsumexp => seg::segment_logsumexp(x, ids, n),
+        Derived::MaxOr(c) => seg::segment_max_or_constant(x, ids, n, c),
+        Derived::MinOr(c) => seg::segment_min_or_constant(x, ids, n, c),
+    }
 }
 
 pub fn floats<const D: usize>(
@@ -186,6 +251,7 @@ pub fn reduce(
 ) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::segment_reduce(data, ids, n, r),
+        Path::Planned => plan(ids, n).reduce(data, r),
         Path::Composite => Tensor::from_primitive::<NdArray>(composite::float_reduce::<NdArray>(
             nd(data),
             nd(ids),
@@ -206,6 +272,8 @@ pub fn extreme(
     match (target.path, e) {
         (Path::Public, SegmentExtreme::Max) => burn_segment::segment_max_with_indices(data, ids, n),
         (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
+        (Path::Planned, SegmentExtreme::Max) => plan(ids, n).max_with_indices(data),
+        (Path::Planned, SegmentExtreme::Min) => plan(ids, n).min_with_indices(data),
         (Path::Composite, _) => {
             let (v, a) = composite::float_extreme::<NdArray>(nd(data), nd(ids), n, e);
             (
@@ -220,6 +288,7 @@ pub fn extreme(
 pub fn softmax(target: &Target, data: Tensor<2>, ids: Tensor<1, Int>, n: usize) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::segment_softmax(data, ids, n),
+        Path::Planned => plan(ids, n).softmax(data),
         Path::Composite => {
             Tensor::from_primitive::<NdArray>(composite::softmax::<NdArray>(nd(data), nd(ids), n))
         }
@@ -236,6 +305,7 @@ pub fn int_reduce(
 ) -> Tensor<2, Int> {
     match target.path {
         Path::Public => burn_segment::segment_reduce(data, ids, n, r),
+        Path::Planned => plan(ids, n).reduce(data, r),
         Path::Composite => Tensor::from_primitive::<NdArray>(composite::int_reduce::<NdArray>(
             nd(data),
             nd(ids),
@@ -256,6 +326,8 @@ pub fn int_extreme(
     match (target.path, e) {
         (Path::Public, SegmentExtreme::Max) => burn_segment::segment_max_with_indices(data, ids, n),
         (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
+        (Path::Planned, SegmentExtreme::Max) => plan(ids, n).max_with_indices(data),
+        (Path::Planned, SegmentExtreme::Min) => plan(ids, n).min_with_indices(data),
         (Path::Composite, _) => {
             let (v, a) = composite::int_extreme::<NdArray>(nd(data), nd(ids), n, e);
             (
@@ -270,6 +342,7 @@ pub fn int_extreme(
 pub fn count(target: &Target, ids: Tensor<1, Int>, n: usize) -> Tensor<1, Int> {
     match target.path {
         Path::Public => burn_segment::segment_count(ids, n),
+        Path::Planned => plan(ids, n).count(),
         Path::Composite => {
             Tensor::from_primitive::<NdArray>(composite::count::<NdArray>(nd(ids), n))
         }
@@ -287,6 +360,10 @@ pub fn spmm(
 ) -> Tensor<2> {
     match (target.path, weights) {
         (Path::Public, w) => burn_segment::spmm(x, senders, receivers, w, n),
+        (Path::Planned, w) => {
+            let rows = x.dims()[0];
+            burn_segment::spmm_planned(x, &plan(senders, rows), &plan(receivers, n), w)
+        }
         (Path::Composite, Some(w)) => Tensor::from_primitive::<NdArray>(
             composite::spmm::<NdArray>(nd(x), nd(w), nd(senders), nd(receivers), n),
         ),
@@ -308,6 +385,10 @@ pub fn sddmm(
 ) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::sddmm(a, b, ai, bi, heads),
+        Path::Planned => {
+            let (na, nb) = (a.dims()[0], b.dims()[0]);
+            burn_segment::sddmm_planned(a, b, &plan(ai, na), &plan(bi, nb), heads)
+        }
         Path::Composite => Tensor::from_primitive::<NdArray>(composite::sddmm::<NdArray>(
             nd(a),
             nd(b),
@@ -330,6 +411,17 @@ pub fn attention(
 ) -> Tensor<2> {
     match target.path {
         Path::Public => burn_segment::attention_softmax(src, dst, s, r, bias, slope),
+        Path::Planned => {
+            let (ns, nd) = (src.dims()[0], dst.dims()[0]);
+            burn_segment::attention_softmax_planned(
+                src,
+                dst,
+                &plan(s, ns),
+                &plan(r, nd),
+                bias,
+                slope,
+            )
+        }
         Path::Composite => {
             let bias = bias
                 .unwrap_or_else(|| Tensor::zeros([s.dims()[0], 1], (&src.device(), src.dtype())));
@@ -343,4 +435,10 @@ pub fn attention(
             ))
         }
     }
+}
+
+/// The plan of `ids` for `n` segments; panics with the plan's error (which names the bad id as
+/// the CPU kernels' panic does).
+pub fn plan(ids: Tensor<1, Int>, n: usize) -> SegmentPlan {
+    SegmentPlan::new(ids, n).unwrap_or_else(|e| panic!("burn-segment: {e}"))
 }

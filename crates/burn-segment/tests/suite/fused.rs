@@ -175,17 +175,21 @@ fn check_two(
 
 #[test]
 fn spmm_gradients_match_finite_differences() {
-    for (sorted, heads) in [(true, 1), (false, 3)] {
+    for (sorted, heads, planned) in [(true, 1, false), (false, 3, false), (false, 3, true)] {
         let (s, r) = edges(sorted);
         let e = s.len();
         let (x0, w0) = (values(N_SRC * D, 5), values(e * heads, 6));
         check_two(
-            &format!("spmm sorted {sorted} heads {heads}"),
+            &format!("spmm sorted {sorted} heads {heads} planned {planned}"),
             (&x0, [N_SRC, D]),
             (&w0, [e, heads]),
             |x, w| {
                 let dev = x.device();
-                burn_segment::spmm(x, ids(&s, &dev, false), ids(&r, &dev, false), Some(w), N)
+                let (s, r) = (ids(&s, &dev, false), ids(&r, &dev, false));
+                match planned {
+                    true => burn_segment::spmm_planned(x, &plan(s, N_SRC), &plan(r, N), Some(w)),
+                    false => burn_segment::spmm(x, s, r, Some(w), N),
+                }
             },
         );
     }
@@ -195,10 +199,17 @@ fn spmm_gradients_match_finite_differences() {
 fn sddmm_gradients_match_finite_differences() {
     let (s, r) = edges(false);
     let (a0, b0) = (values(N_SRC * D, 7), values(N * D, 8));
-    check_two("sddmm heads 2", (&a0, [N_SRC, D]), (&b0, [N, D]), |a, b| {
-        let dev = a.device();
-        burn_segment::sddmm(a, b, ids(&s, &dev, true), ids(&r, &dev, false), 2)
-    });
+    for planned in [false, true] {
+        let name = format!("sddmm heads 2 planned {planned}");
+        check_two(&name, (&a0, [N_SRC, D]), (&b0, [N, D]), |a, b| {
+            let dev = a.device();
+            let (ai, bi) = (ids(&s, &dev, true), ids(&r, &dev, false));
+            match planned {
+                true => burn_segment::sddmm_planned(a, b, &plan(ai, N_SRC), &plan(bi, N), 2),
+                false => burn_segment::sddmm(a, b, ai, bi, 2),
+            }
+        });
+    }
 }
 
 #[test]
@@ -332,6 +343,18 @@ fn attention_softmax_gradients_match_finite_differences() {
                     Some(bias),
                     0.2,
                 )
+            },
+        );
+        check_two(
+            &format!("planned attention (src, dst), bias width {bias_width}"),
+            (&src0, [N_SRC, H]),
+            (&dst0, [N, H]),
+            |p, q| {
+                let dev = p.device();
+                let bias = floats(&b0, [e, bias_width], &dev, p.dtype());
+                let senders = plan(ids(&s, &dev, false), N_SRC);
+                let receivers = plan(ids(&r, &dev, true), N);
+                burn_segment::attention_softmax_planned(p, q, &senders, &receivers, Some(bias), 0.2)
             },
         );
         check_two(

@@ -198,6 +198,42 @@ fn variance_std_normalize() {
     });
 }
 
+/// Every differentiable op through a plan (built inside the checked function, so each finite
+/// difference plans again): its backward reuses the forward call's plan.
+#[test]
+fn planned_ops() {
+    let planned = |op: fn(&seg::SegmentPlan, Tensor<2>) -> Tensor<2>| {
+        move |x: Tensor<2>, i: Tensor<1, Int>| op(&plan(i, N), x)
+    };
+    check("planned sum", &values(), planned(|p, x| p.sum(x)));
+    check("planned prod", &values(), planned(|p, x| p.prod(x)));
+    check("planned mean", &values(), planned(|p, x| p.mean(x)));
+    check("planned max", &values(), planned(|p, x| p.max(x)));
+    check("planned min", &values(), planned(|p, x| p.min(x)));
+    check(
+        "planned max_or_constant",
+        &values(),
+        planned(|p, x| p.max_or_constant(x, 0.0)),
+    );
+    check("planned softmax", &values(), planned(|p, x| p.softmax(x)));
+    check(
+        "planned logsumexp",
+        &values(),
+        planned(|p, x| p.logsumexp(x)),
+    );
+    check("planned variance", &values(), planned(|p, x| p.variance(x)));
+    check(
+        "planned normalize",
+        &values(),
+        planned(|p, x| p.normalize(x, 1e-3)),
+    );
+    check(
+        "planned gather",
+        &values()[..N * D],
+        planned(|p, x| p.gather(x)),
+    );
+}
+
 #[test]
 fn partitions() {
     let parts = |dev: &burn::tensor::Device| ids(&[3, 0, 4, 2], dev, false);

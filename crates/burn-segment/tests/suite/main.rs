@@ -5,6 +5,7 @@ mod common;
 mod fused;
 mod gradients;
 mod large;
+mod planned;
 mod properties;
 mod strategies;
 mod thread_pool;

@@ -2,28 +2,36 @@
 //! row walks issue.
 
 use core::ops::Range;
+use std::borrow::Cow;
 
 use rayon::prelude::*;
 
 use super::elem::IdElem;
 
 /// A CSR view of segment ids: the rows of segment `s` are `rows(s)`, in original row order.
+/// Owned when built here, borrowed from the tensors of a `SegmentPlan`.
 #[derive(Clone, Debug)]
-pub struct CsrPlan {
+pub struct CsrPlan<'a> {
     /// `offsets[s]..offsets[s + 1]` indexes segment `s`'s rows; length `num_segments + 1`.
-    pub offsets: Vec<usize>,
+    pub offsets: Cow<'a, [usize]>,
     /// Row indices grouped by segment (stable), or `None` when the ids were already sorted and
     /// the rows of a segment are the contiguous range of its offsets.
-    pub order: Option<Vec<usize>>,
+    pub order: Option<Cow<'a, [usize]>>,
 }
 
-impl CsrPlan {
+impl CsrPlan<'static> {
     /// Builds the plan in O(E + N) with a stable counting sort; sorted ids skip the sort.
     ///
     /// # Panics
     /// If an id lies outside `[0, num_segments)`; the message names the id and its position.
     pub fn new<I: IdElem>(ids: &[I], num_segments: usize) -> Self {
-        let sorted = scan_ids(ids, num_segments);
+        Self::try_new(ids, num_segments).unwrap_or_else(|(row, id)| bad_id(row, id, num_segments))
+    }
+
+    /// As [`new`](Self::new), returning the first out-of-range id's (position, id) instead of
+    /// panicking.
+    pub fn try_new<I: IdElem>(ids: &[I], num_segments: usize) -> Result<Self, (usize, i64)> {
+        let sorted = try_scan_ids(ids, num_segments)?;
         let mut counts = vec![0usize; num_segments + 1];
         for &id in ids {
             counts[id.to_i64() as usize + 1] += 1;
@@ -33,10 +41,10 @@ impl CsrPlan {
         }
         let offsets = counts;
         if sorted {
-            return Self {
-                offsets,
+            return Ok(Self {
+                offsets: Cow::Owned(offsets),
                 order: None,
-            };
+            });
         }
         let mut next = offsets.clone();
         let mut order = vec![0usize; ids.len()];
@@ -45,12 +53,14 @@ impl CsrPlan {
             order[*slot] = row;
             *slot += 1;
         }
-        Self {
-            offsets,
-            order: Some(order),
-        }
+        Ok(Self {
+            offsets: Cow::Owned(offsets),
+            order: Some(Cow::Owned(order)),
+        })
     }
+}
 
+impl CsrPlan<'_> {
     /// Number of segments.
     pub fn num_segments(&self) -> usize {
         self.offsets.len() - 1
@@ -287,13 +297,18 @@ pub(super) fn prefetch_bytes<const HINT: i32>(base: *const u8, bytes: usize) {
     let _ = (base, bytes);
 }
 
+/// The CPU contract for a bad id: a panic naming it, its position and `num_segments`.
+fn bad_id(row: usize, id: i64, num_segments: usize) -> ! {
+    panic!(
+        "segment id {id} at position {row} is out of range for num_segments = {num_segments} \
+         (ids must lie in [0, num_segments)); use burn_segment::validate_segment_ids or \
+         burn_segment::SegmentPlan::new to get a Result instead"
+    )
+}
+
 /// Checks that every id lies in `[0, num_segments)` and says whether they are sorted, in
-/// parallel over chunks.
-///
-/// # Panics
-/// With the first (lowest position) out-of-range id, naming it, its position and
-/// `num_segments`.
-pub fn scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> bool {
+/// parallel over chunks; `Err` holds the first (lowest position) out-of-range id's (position, id).
+pub fn try_scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> Result<bool, (usize, i64)> {
     const CHUNK: usize = 1 << 16;
     let n = num_segments as i64;
     /// What one chunk of ids holds: its first bad id (position, id), whether it is sorted,
@@ -315,14 +330,10 @@ pub fn scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> bool {
             (bad, sorted, chunk[0].to_i64(), prev)
         })
         .collect();
-    if let Some((row, id)) = chunks.iter().find_map(|c| c.0) {
-        panic!(
-            "segment id {id} at position {row} is out of range for num_segments = \
-             {num_segments} (ids must lie in [0, num_segments)); use \
-             burn_segment::validate_segment_ids to get a Result instead"
-        );
+    if let Some(bad) = chunks.iter().find_map(|c| c.0) {
+        return Err(bad);
     }
-    chunks.iter().all(|c| c.1) && chunks.windows(2).all(|w| w[0].3 <= w[1].2)
+    Ok(chunks.iter().all(|c| c.1) && chunks.windows(2).all(|w| w[0].3 <= w[1].2))
 }
 
 #[cfg(test)]
@@ -332,11 +343,11 @@ mod tests {
     #[test]
     fn plan_is_stable_and_detects_sorted_ids() {
         let plan = CsrPlan::new(&[2i64, 0, 2, 1, 0], 4);
-        assert_eq!(plan.offsets, vec![0, 2, 3, 5, 5]);
+        assert_eq!(*plan.offsets, [0, 2, 3, 5, 5]);
         assert_eq!(plan.order.as_deref(), Some(&[1, 4, 3, 0, 2][..]));
         let sorted = CsrPlan::new(&[0i32, 0, 1, 3], 4);
         assert!(sorted.is_sorted());
-        assert_eq!(sorted.offsets, vec![0, 2, 3, 3, 4]);
+        assert_eq!(*sorted.offsets, [0, 2, 3, 3, 4]);
     }
 
     #[test]

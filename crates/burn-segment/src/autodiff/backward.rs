@@ -1,0 +1,200 @@
+//! The backward passes, each generic over how it reaches its ids ([`Grouping`]).
+
+use core::marker::PhantomData;
+
+use burn::backend::{
+    Scalar, TensorMetadata,
+    autodiff::{
+        checkpoint::base::Checkpointer,
+        grads::Gradients,
+        ops::{Backward, Ops, binary, unary},
+    },
+    get_device_settings,
+    tensor::{FloatTensor, IntTensor},
+};
+use burn::tensor::{IntDType, Shape};
+
+use super::grouping::{Grouping, Ids};
+use crate::{SegmentBackend, SegmentReduction};
+
+/// `grad_out[ids]`: the gradient of a segment sum.
+#[derive(Debug)]
+pub(super) struct SumBackward<G>(pub(super) PhantomData<G>);
+
+impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for SumBackward<G> {
+    type State = G;
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let ids = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| ids.gather(g));
+    }
+}
+
+/// `grad_out[ids] * prod_{j != i} x_j`, exact when the segment holds zeros (no division by 0).
+#[derive(Debug)]
+pub(super) struct ProdBackward<G>(pub(super) PhantomData<G>);
+
+impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ProdBackward<G> {
+    type State = (FloatTensor<B>, G);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (x, ids) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            let bd = get_device_settings::<B>(&x.device()).bool_dtype;
+            let fd = x.dtype().into();
+            let is_zero = B::float_equal_elem(x.clone(), Scalar::Float(0.0), bd);
+            let zeros = B::bool_into_float(is_zero.clone(), fd);
+            let zeros_per_segment = ids.reduce(zeros, SegmentReduction::Sum);
+            let nonzero = B::float_mask_fill(x.clone(), is_zero.clone(), Scalar::Float(1.0));
+            let prod_nonzero = ids.reduce(nonzero, SegmentReduction::Prod);
+            let z = ids.gather(zeros_per_segment);
+            let p = ids.gather(prod_nonzero);
+            // x_i != 0: prod of the others is p / x_i if the segment has no zero, else 0.
+            let others_nonzero = B::float_mask_fill(
+                B::float_div(p.clone(), x),
+                B::float_not_equal_elem(z.clone(), Scalar::Float(0.0), bd),
+                Scalar::Float(0.0),
+            );
+            // x_i == 0: prod of the others is p if x_i is the only zero, else 0.
+            let only_zero = B::float_mask_fill(
+                p,
+                B::float_not_equal_elem(z, Scalar::Float(1.0), bd),
+                Scalar::Float(0.0),
+            );
+            let others = B::float_mask_where(others_nonzero, is_zero, only_zero);
+            B::float_mul(ids.gather(g), others)
+        });
+    }
+}
+
+/// The gradient flows to the single argmax/argmin row of each column; empty segments pass none.
+#[derive(Debug)]
+pub(super) struct ExtremeBackward<G>(pub(super) PhantomData<G>);
+
+impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ExtremeBackward<G> {
+    type State = (IntTensor<B>, G, Shape);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (arg, ids, shape) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            let device = arg.device();
+            let bd = get_device_settings::<B>(&device).bool_dtype;
+            let idt: IntDType = arg.dtype().into();
+            let e = shape[0];
+            let mut dims = vec![1; shape.num_dims()];
+            dims[0] = e;
+            let rows = B::int_reshape(B::int_arange(0..e as i64, &device, idt), Shape::from(dims));
+            let rows = B::int_expand(rows, shape.clone());
+            let winner = B::int_equal(ids.int_gather(arg), rows, bd);
+            let g = ids.gather(g);
+            let zeros = B::float_zeros(shape, &device, g.dtype().into());
+            B::float_mask_where(zeros, winner, g)
+        });
+    }
+}
+
+/// `y * (grad_out - segment_sum(grad_out * y)[ids])`.
+#[derive(Debug)]
+// ANCHOR: autodiff_softmax_backward
+pub(super) struct SoftmaxBackward<G>(pub(super) PhantomData<G>);
+
+impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for SoftmaxBackward<G> {
+    type State = (FloatTensor<B>, G);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (y, ids) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            let gy = B::float_mul(g, y.clone());
+            let s = ids.reduce(gy.clone(), SegmentReduction::Sum);
+            B::float_sub(gy, B::float_mul(y, ids.gather(s)))
+        });
+    }
+}
+// ANCHOR_END: autodiff_softmax_backward
+
+/// `segment_sum(grad_out, ids, N)`: the gradient of a gather.
+#[derive(Debug)]
+pub(super) struct GatherBackward;
+
+impl<B: SegmentBackend> Backward<B, 1> for GatherBackward {
+    type State = Ids<B>;
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let ids = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            ids.reduce(g, SegmentReduction::Sum)
+        });
+    }
+}
+
+/// `d x = spmm(grad, weights)` along the reversed edges and `d weights = sddmm(x, grad)`.
+#[derive(Debug)]
+pub(super) struct SpmmBackward<G>(pub(super) PhantomData<G>);
+
+impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 2> for SpmmBackward<G> {
+    /// `x`, `weights`, senders, receivers, heads.
+    type State = (FloatTensor<B>, FloatTensor<B>, G, G, usize);
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (x, w, senders, receivers, heads) = ops.state;
+        let (s, r) = (senders.clone(), receivers.clone());
+        binary::<B, _, _>(
+            ops.parents,
+            ops.node,
+            grads,
+            |g| G::spmm(g, w, r, s),
+            |g| G::sddmm(x, g, senders, receivers, heads),
+        );
+    }
+}
+
+/// `d a = spmm(b, grad)` into `a`'s rows and `d b = spmm(a, grad)` into `b`'s rows.
+#[derive(Debug)]
+pub(super) struct SddmmBackward<G>(pub(super) PhantomData<G>);
+
+impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 2> for SddmmBackward<G> {
+    /// `a`, `b`, their indices.
+    type State = (FloatTensor<B>, FloatTensor<B>, G, G);
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (a, b, ai, bi) = ops.state;
+        let (ai2, bi2) = (ai.clone(), bi.clone());
+        binary::<B, _, _>(
+            ops.parents,
+            ops.node,
+            grads,
+            |g| G::spmm(b, g, bi, ai),
+            |g| G::spmm(a, g, ai2, bi2),
+        );
+    }
+}
+
+/// The raw-score gradient `d` of the attention softmax (one fused call), summed into the
+/// senders for `src` and the receivers for `dst`; `d` itself for a per-head bias, its sum over
+/// the heads for a shared `[E, 1]` bias.
+#[derive(Debug)]
+pub(super) struct AttentionBackward<G>(pub(super) PhantomData<G>);
+
+/// What [`AttentionBackward`] keeps: the three float inputs, the output, the senders and
+/// receivers, and the slope.
+pub(super) type AttentionState<B, G> = ([FloatTensor<B>; 4], G, G, f64);
+
+impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 3> for AttentionBackward<G> {
+    type State = AttentionState<B, G>;
+    fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let ([src, dst, bias, alpha], senders, receivers, slope) = ops.state;
+        let grad = grads.consume::<B>(&ops.node);
+        let [src_node, dst_node, bias_node] = ops.parents;
+        let bias_width = bias.shape()[1];
+        let tensors = [src, dst, bias, alpha, grad];
+        let d = G::attention_backward(tensors, senders.clone(), receivers.clone(), slope);
+        if let Some(node) = src_node {
+            grads.register::<B>(node.id, senders.reduce(d.clone(), SegmentReduction::Sum));
+        }
+        if let Some(node) = dst_node {
+            grads.register::<B>(node.id, receivers.reduce(d.clone(), SegmentReduction::Sum));
+        }
+        if let Some(node) = bias_node {
+            let heads = d.shape()[1];
+            let db = if bias_width == 1 && heads != 1 {
+                B::float_sum_dim(d, 1)
+            } else {
+                d
+            };
+            grads.register::<B>(node.id, db);
+        }
+    }
+}
