@@ -4,7 +4,7 @@ use burn::backend::{Dispatch, DispatchTensor};
 use burn::tensor::{Float, Int, Tensor, kind::Numeric};
 
 use crate::plan::SegmentPlanPrimitive;
-use crate::segments::{self, Segments, Unplanned};
+use crate::segments::{SegmentIds, Segments};
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 
 /// The primitive form of a plan, as dispatched.
@@ -101,11 +101,8 @@ impl SegmentKind for Int {
 }
 
 /// The ids of a free-function call, planned per call by the backend.
-fn ids(segment_ids: Tensor<1, Int>, num_segments: usize) -> Unplanned {
-    Unplanned {
-        ids: segment_ids,
-        n: num_segments,
-    }
+fn ids(segment_ids: Tensor<1, Int>, num_segments: usize) -> SegmentIds {
+    SegmentIds::new(segment_ids, num_segments)
 }
 
 /// Reduces the rows of `data` that share a segment id with `reduction`.
@@ -293,7 +290,7 @@ pub fn segment_mean<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    segments::mean(&ids(segment_ids, num_segments), data)
+    ids(segment_ids, num_segments).mean(data)
 }
 
 /// [`segment_max`], with `constant` in empty segments instead of `-inf`.
@@ -309,8 +306,7 @@ pub fn segment_max_or_constant<const D: usize>(
     num_segments: usize,
     constant: f64,
 ) -> Tensor<D> {
-    let g = ids(segment_ids, num_segments);
-    segments::extreme_or_constant(&g, data, SegmentExtreme::Max, constant)
+    ids(segment_ids, num_segments).max_or_constant(data, constant)
 }
 
 /// [`segment_min`], with `constant` in empty segments instead of `+inf`.
@@ -326,8 +322,7 @@ pub fn segment_min_or_constant<const D: usize>(
     num_segments: usize,
     constant: f64,
 ) -> Tensor<D> {
-    let g = ids(segment_ids, num_segments);
-    segments::extreme_or_constant(&g, data, SegmentExtreme::Min, constant)
+    ids(segment_ids, num_segments).min_or_constant(data, constant)
 }
 
 /// Softmax of `logits` within each segment, column-wise (max-shifted, stable for ±1e4).
@@ -371,7 +366,7 @@ pub fn segment_logsumexp<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    segments::logsumexp(&ids(segment_ids, num_segments), data)
+    ids(segment_ids, num_segments).logsumexp(data)
 }
 
 /// Population variance of each segment's rows (two-pass, as jraph); empty segments give 0.
@@ -388,7 +383,7 @@ pub fn segment_variance<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    segments::variance(&ids(segment_ids, num_segments), data)
+    ids(segment_ids, num_segments).variance(data)
 }
 
 /// Standard deviation `sqrt(segment_variance)`; empty segments give 0.
@@ -423,5 +418,5 @@ pub fn segment_normalize<const D: usize>(
     num_segments: usize,
     eps: f64,
 ) -> Tensor<D> {
-    segments::normalize(&ids(segment_ids, num_segments), data, eps)
+    ids(segment_ids, num_segments).normalize(data, eps)
 }

@@ -148,6 +148,7 @@ pub use fused::{
 };
 pub use partition::*;
 pub use plan::{SegmentPlan, SegmentPlanPrimitive};
+pub use segments::{SegmentIds, Segments};
 pub use validate::*;
 #[cfg(feature = "wgpu")]
 pub use wgpu_probe::{REQUIRE_WGPU_ENV, WgpuUnavailable, check_wgpu, wgpu_test_targets};

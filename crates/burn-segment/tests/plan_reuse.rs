@@ -4,7 +4,7 @@
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_segment::cpu::plan_cache_stats;
-use burn_segment::{SegmentPlan, attention_softmax_planned, spmm_planned};
+use burn_segment::{SegmentPlan, Segments, attention_softmax_planned, spmm_planned};
 
 fn lookups() -> u64 {
     let stats = plan_cache_stats();

@@ -4,8 +4,6 @@ use burn::backend::DispatchDevice;
 use burn::backend::{Backend, ExtensionType, tensor::IntTensor};
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
-mod ops;
-
 use crate::cpu::kernels::CsrPlan;
 use crate::validate::SegmentError;
 
@@ -56,8 +54,9 @@ fn plan_dtype(device: &Device, ids: DType) -> DType {
 /// stable permutation that groups the rows by segment; all on the ids' device. Building one
 /// checks every id (the only place a planned op checks anything about the ids) and costs one
 /// read of the ids to the host plus an `O(E + N)` counting sort; every op called through the
-/// plan ([`sum`](Self::sum), [`softmax`](Self::softmax), [`spmm_planned`](crate::spmm_planned),
-/// ...) and its backward pass then reuse it, with no validation, sort or plan lookup. Build one
+/// plan (the [`Segments`](crate::Segments) methods `sum`, `softmax`, ...,
+/// [`spmm_planned`](crate::spmm_planned)) and its backward pass then reuse it, with no
+/// validation, sort or plan lookup. Build one
 /// for ids that are reduced over more than once (a graph's receivers, a batch's graph ids);
 /// the free functions ([`segment_sum`](crate::segment_sum), ...) plan per call.
 ///
@@ -65,7 +64,7 @@ fn plan_dtype(device: &Device, ids: DType) -> DType {
 ///
 /// ```
 /// use burn::tensor::{Device, Int, Tensor};
-/// use burn_segment::SegmentPlan;
+/// use burn_segment::{SegmentPlan, Segments};
 ///
 /// let device = Device::flex();
 /// let receivers = Tensor::<1, Int>::from_ints([2, 0, 2], &device);

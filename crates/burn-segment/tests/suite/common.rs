@@ -4,7 +4,7 @@
 
 use burn::backend::NdArray;
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
-use burn_segment::{SegmentExtreme, SegmentPlan, SegmentReduction, composite};
+use burn_segment::{SegmentExtreme, SegmentPlan, SegmentReduction, Segments, composite};
 
 /// How a target reaches the ops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +145,7 @@ pub fn derived(
     n: usize,
 ) -> Tensor<2> {
     use burn_segment as seg;
+    use burn_segment::Segments;
     if target.path == Path::Planned {
         let p = plan(ids, n);
         return match op {

@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use burn::tensor::{DType, Tensor};
 use burn_segment::reference::*;
-use burn_segment::{SegmentError, SegmentPlan, SegmentReduction};
+use burn_segment::{SegmentError, SegmentPlan, SegmentReduction, Segments};
 
 use crate::common::*;
 
