@@ -63,7 +63,8 @@ pub fn batch(graphs: &[GraphsTuple]) -> Result<GraphsTuple, GraphError> {
         n_edge: Tensor::cat(graphs.iter().map(|g| g.n_edge.clone()).collect(), 0),
         num_nodes: offset,
         padding: any_padding.then(|| graphs.iter().flat_map(GraphsTuple::padding_flags).collect()),
-        receiver_offsets: None,
+        sorted_by_receiver: false,
+        plans: crate::plans::GraphPlans::fresh(),
     })
 }
 
@@ -96,7 +97,8 @@ impl GraphsTuple {
                 n_edge: self.n_edge.clone().slice(g..g + 1),
                 num_nodes: nn,
                 padding: flags[g].then(|| vec![true]),
-                receiver_offsets: None,
+                sorted_by_receiver: false,
+                plans: crate::plans::GraphPlans::fresh(),
             });
             node += nn;
             edge += ne;
@@ -164,7 +166,8 @@ impl GraphsTuple {
             n_edge: gather_rows(self.n_edge.clone(), graphs),
             num_nodes,
             padding,
-            receiver_offsets: None,
+            sorted_by_receiver: false,
+            plans: crate::plans::GraphPlans::fresh(),
         })
     }
 }

@@ -1,9 +1,12 @@
 //! [`GraphsTuple`]: jraph's batched-graph container, with validation on construction.
 
+use std::sync::Arc;
+
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
 use burn_segment::{partition_ids, segment_count};
 
 use crate::feature::MAIN;
+use crate::plans::GraphPlans;
 use crate::{Feature, FeatureSet, FeatureSetKind, GraphError};
 
 /// One graph or a batch of graphs, stored as jraph stores them: the node, edge and graph
@@ -54,8 +57,10 @@ pub struct GraphsTuple {
     pub(crate) num_nodes: usize,
     /// Per graph: whether it is a padding graph. `None`: no padding graphs.
     pub(crate) padding: Option<Vec<bool>>,
-    /// CSR row pointers over receivers (`[sum_n_node + 1]`), set when edges are sorted by receiver.
-    pub(crate) receiver_offsets: Option<Tensor<1, Int>>,
+    /// Whether the edges are known to be sorted by receiver.
+    pub(crate) sorted_by_receiver: bool,
+    /// The plans of the index lists, built on first use (see `receiver_plan`).
+    pub(crate) plans: Arc<GraphPlans>,
 }
 
 /// A tensor's values on the host, as i64 (one device read).
@@ -124,7 +129,8 @@ impl GraphsTuple {
             n_node,
             n_edge,
             num_nodes,
-            receiver_offsets: None,
+            sorted_by_receiver: false,
+            plans: GraphPlans::fresh(),
             ..self.clone()
         }
     }
@@ -225,7 +231,8 @@ impl GraphsTuple {
             n_edge: move_ints(&self.n_edge),
             num_nodes: self.num_nodes,
             padding: self.padding.clone(),
-            receiver_offsets: self.receiver_offsets.as_ref().map(move_ints),
+            sorted_by_receiver: self.sorted_by_receiver,
+            plans: self.plans.to_device(device),
         }
     }
 

@@ -41,6 +41,7 @@ mod hetero;
 mod padding;
 #[cfg(feature = "petgraph")]
 mod petgraph_conv;
+mod plans;
 mod reorder;
 mod sparse;
 mod transform;

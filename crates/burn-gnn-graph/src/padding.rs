@@ -78,7 +78,8 @@ impl GraphsTuple {
             ),
             num_nodes: n_node,
             padding: Some(padding),
-            receiver_offsets: None,
+            sorted_by_receiver: false,
+            plans: crate::plans::GraphPlans::fresh(),
         })
     }
 

@@ -262,12 +262,12 @@ impl GraphsTuple {
             rename(host_ints(&self.receivers)),
         );
         // Edges sorted by receiver are re-sorted (stably) by their new receivers.
-        let resorted = self.receiver_offsets.is_some().then(|| {
-            let (edge_order, ptr) = receiver_order(&receivers, n);
+        let resorted = self.sorted_by_receiver.then(|| {
+            let edge_order = receiver_order(&receivers, n);
             let pick =
                 |ids: &[i64]| -> Vec<i64> { edge_order.iter().map(|&e| ids[e as usize]).collect() };
             (senders, receivers) = (pick(&senders), pick(&receivers));
-            (edge_order, ptr)
+            edge_order
         });
         let device = self.device();
         let node_ids = index_tensor(order.iter().map(|&v| v as i64).collect(), &device);
@@ -280,10 +280,10 @@ impl GraphsTuple {
         );
         graph.nodes = self.nodes.clone().map(|f| f.select_rows(node_ids.clone()));
         let edge_ids = match resorted {
-            Some((edge_order, ptr)) => {
+            Some(edge_order) => {
                 let edge_ids = index_tensor(edge_order, &device);
                 graph.edges = self.edges.clone().map(|f| f.select_rows(edge_ids.clone()));
-                graph.receiver_offsets = Some(index_tensor(ptr, &device));
+                graph.sorted_by_receiver = true;
                 edge_ids
             }
             None => index_tensor((0..self.sum_n_edge() as i64).collect(), &device),

@@ -91,8 +91,8 @@ fn offsets(keys: &[i64], n: usize) -> Vec<i64> {
 }
 
 /// The stable order that sorts edges by `receivers` (old edge index per new edge, a counting
-/// sort), with the CSR row pointers of the sorted receivers over `n` nodes.
-pub(crate) fn receiver_order(receivers: &[i64], n: usize) -> (Vec<i64>, Vec<i64>) {
+/// sort over `n` nodes).
+pub(crate) fn receiver_order(receivers: &[i64], n: usize) -> Vec<i64> {
     let ptr = offsets(receivers, n);
     let mut next: Vec<i64> = ptr[..n].to_vec();
     let mut order = vec![0i64; receivers.len()];
@@ -100,7 +100,7 @@ pub(crate) fn receiver_order(receivers: &[i64], n: usize) -> (Vec<i64>, Vec<i64>
         order[next[v as usize] as usize] = e as i64;
         next[v as usize] += 1;
     }
-    (order, ptr)
+    order
 }
 
 impl GraphsTuple {
@@ -244,7 +244,6 @@ impl GraphsTuple {
         let device = self.device();
         let unique = senders.len();
         let ids = index_tensor(ids, &device);
-        let ptr = offsets(&receivers, self.num_nodes);
         let mut out = self.with_structure(
             index_tensor(senders, &device),
             index_tensor(receivers, &device),
@@ -253,33 +252,35 @@ impl GraphsTuple {
             self.num_nodes,
         );
         out.edges = edges.try_map(|f| f.reduce_rows(ids.clone(), unique, reduce))?;
-        out.receiver_offsets = Some(index_tensor(ptr, &device));
+        out.sorted_by_receiver = true;
         Ok(out)
     }
 
-    /// Stably sorts edges by receiver (a counting sort on the host) and caches the CSR row
-    /// pointers, [`receiver_offsets`](Self::receiver_offsets). The segment ops detect sorted ids
-    /// and skip their own sort, so aggregations over receivers take the fast path.
+    /// Stably sorts edges by receiver (a counting sort on the host), so the
+    /// [`receiver_plan`](Self::receiver_plan) needs no permutation and the aggregations over
+    /// receivers read their rows in order.
     pub fn sort_by_receiver(&self) -> GraphsTuple {
-        if self.receiver_offsets.is_some() {
+        if self.sorted_by_receiver {
             return self.clone();
         }
-        let (order, ptr) = receiver_order(&host_ints(&self.receivers), self.num_nodes);
+        let order = receiver_order(&host_ints(&self.receivers), self.num_nodes);
         let mut out = self.pick_edges(order, host_ints(&self.n_edge));
-        out.receiver_offsets = Some(index_tensor(ptr, &self.device()));
+        out.sorted_by_receiver = true;
         out
     }
 
     /// Whether edges are known to be sorted by receiver (after [`sort_by_receiver`](Self::sort_by_receiver),
     /// [`coalesce`](Self::coalesce) or [`fully_connected_graph`]).
     pub fn is_sorted_by_receiver(&self) -> bool {
-        self.receiver_offsets.is_some()
+        self.sorted_by_receiver
     }
 
     /// CSR row pointers over receivers, `[sum_n_node + 1]`: node `v`'s incoming edges are
-    /// `offsets[v]..offsets[v + 1]`. `None` unless edges are sorted by receiver.
+    /// `offsets[v]..offsets[v + 1]`. `None` unless edges are sorted by receiver. The offsets of
+    /// the [`receiver_plan`](Self::receiver_plan) (built here if it was not yet).
     pub fn receiver_offsets(&self) -> Option<&Tensor<1, Int>> {
-        self.receiver_offsets.as_ref()
+        self.sorted_by_receiver
+            .then(|| self.receiver_plan().offsets())
     }
 
     /// The subgraph induced by the nodes where `node_mask` is true: those nodes (relabelled in
@@ -435,7 +436,6 @@ pub fn fully_connected_graph(
         });
         first += n;
     }
-    let ptr = offsets(&receivers, first as usize);
     let mut g = GraphsTuple::builder(
         index_tensor(senders, device),
         index_tensor(receivers, device),
@@ -448,6 +448,6 @@ pub fn fully_connected_graph(
     .num_nodes(first as usize)
     .build_unchecked()
     .expect("consistent by construction");
-    g.receiver_offsets = Some(index_tensor(ptr, device));
+    g.sorted_by_receiver = true;
     g
 }

@@ -5,5 +5,6 @@ mod cases;
 mod common;
 mod convert;
 mod hetero;
+mod plans;
 mod properties;
 mod reorder;
