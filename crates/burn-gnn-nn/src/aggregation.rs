@@ -3,10 +3,7 @@
 use std::str::FromStr;
 
 use burn::tensor::{Int, Tensor};
-use burn_gnn_graph::gather_rows;
-use burn_segment::{
-    segment_max_or_constant, segment_mean, segment_min_or_constant, segment_sum, segment_variance,
-};
+use burn_segment::{SegmentIds, Segments};
 
 use crate::NnError;
 
@@ -85,12 +82,17 @@ pub(crate) fn sum_into<const D: usize>(
     ids: Tensor<1, Int>,
     n: usize,
 ) -> Tensor<D> {
+    sum_with(data, &SegmentIds::new(ids, n))
+}
+
+/// [`sum_into`] over planned (or per-call) ids.
+pub(crate) fn sum_with<const D: usize>(data: Tensor<D>, index: &impl Segments) -> Tensor<D> {
     if data.dims()[0] == 0 {
         let mut dims = data.dims();
-        dims[0] = n;
+        dims[0] = index.num_segments();
         return Tensor::zeros(dims, (&data.device(), data.dtype()));
     }
-    segment_sum(data, ids, n)
+    index.sum(data)
 }
 
 impl Aggregation {
@@ -132,35 +134,41 @@ impl Aggregation {
         receivers: Tensor<1, Int>,
         num_nodes: usize,
     ) -> Tensor<2> {
-        let e = senders.dims()[0];
-        if e == 0 {
+        let n_src = x.dims()[0];
+        let senders = SegmentIds::new(senders, n_src);
+        self.aggregate_gathered_with(x, &senders, &SegmentIds::new(receivers, num_nodes))
+    }
+
+    /// [`aggregate_gathered`](Self::aggregate_gathered) over planned (or per-call) indices: the
+    /// senders' segments are the rows of `x`, the receivers' the output rows.
+    ///
+    /// # Shapes
+    /// `x: [N_src, D]`, indices of `E` rows -> `[receivers.num_segments(), D * width()]`.
+    pub fn aggregate_gathered_with<S: Segments>(
+        &self,
+        x: Tensor<2>,
+        senders: &S,
+        receivers: &S,
+    ) -> Tensor<2> {
+        let num_nodes = receivers.num_segments();
+        if senders.num_rows() == 0 {
             let d = x.dims()[1];
             return Tensor::zeros([num_nodes, d * self.width()], (&x.device(), x.dtype()));
         }
         match self {
-            Aggregation::Sum => burn_segment::spmm(x, senders, receivers, None, num_nodes),
+            Aggregation::Sum => S::spmm(x, senders, receivers, None),
             Aggregation::Mean => {
-                let deg = burn_segment::segment_count(receivers.clone(), num_nodes)
-                    .float()
-                    .cast(x.dtype())
-                    .clamp_min(1.0);
-                let w = gather_rows(deg.recip().unsqueeze_dim::<2>(1), receivers.clone());
-                burn_segment::spmm(x, senders, receivers, Some(w), num_nodes)
+                let deg = receivers.count().float().cast(x.dtype()).clamp_min(1.0);
+                let w = receivers.gather(deg.recip().unsqueeze_dim::<2>(1));
+                S::spmm(x, senders, receivers, Some(w))
             }
             Aggregation::Multi(list) => Tensor::cat(
                 list.iter()
-                    .map(|a| {
-                        a.aggregate_gathered(
-                            x.clone(),
-                            senders.clone(),
-                            receivers.clone(),
-                            num_nodes,
-                        )
-                    })
+                    .map(|a| a.aggregate_gathered_with(x.clone(), senders, receivers))
                     .collect(),
                 1,
             ),
-            _ => self.aggregate(gather_rows(x, senders), receivers, num_nodes),
+            _ => self.aggregate_with(senders.gather(x), receivers),
         }
     }
 
@@ -175,7 +183,16 @@ impl Aggregation {
         index: Tensor<1, Int>,
         num_nodes: usize,
     ) -> Tensor<2> {
+        self.aggregate_with(messages, &SegmentIds::new(index, num_nodes))
+    }
+
+    /// [`aggregate`](Self::aggregate) over planned (or per-call) destinations.
+    ///
+    /// # Shapes
+    /// `messages: [E, D]`, `index` of `E` rows -> `[index.num_segments(), D * width()]`.
+    pub fn aggregate_with<S: Segments>(&self, messages: Tensor<2>, index: &S) -> Tensor<2> {
         let [rows, d] = messages.dims();
+        let num_nodes = index.num_segments();
         if rows == 0 {
             // No messages: every aggregation gives 0.
             return Tensor::zeros(
@@ -184,20 +201,20 @@ impl Aggregation {
             );
         }
         match self {
-            Aggregation::Sum => segment_sum(messages, index, num_nodes),
-            Aggregation::Mean => segment_mean(messages, index, num_nodes),
-            Aggregation::Max => segment_max_or_constant(messages, index, num_nodes, 0.0),
-            Aggregation::Min => segment_min_or_constant(messages, index, num_nodes, 0.0),
-            Aggregation::Var => segment_variance(messages, index, num_nodes),
+            Aggregation::Sum => index.sum(messages),
+            Aggregation::Mean => index.mean(messages),
+            Aggregation::Max => index.max_or_constant(messages, 0.0),
+            Aggregation::Min => index.min_or_constant(messages, 0.0),
+            Aggregation::Var => index.variance(messages),
             Aggregation::Std => {
-                let var = segment_variance(messages, index, num_nodes);
+                let var = index.variance(messages);
                 let small = var.clone().lower_equal_elem(1e-5);
                 var.clamp_min(1e-5).sqrt().mask_fill(small, 0.0)
             }
             Aggregation::PowerMean(p) => {
                 let powered = messages.clamp(0.0, 100.0).powf_scalar(*p);
                 // As Std: a clamp and a mask keep the gradient finite where the mean is 0.
-                let mean = segment_mean(powered, index, num_nodes);
+                let mean = index.mean(powered);
                 let small = mean.clone().lower_equal_elem(1e-12);
                 mean.clamp_min(1e-12)
                     .powf_scalar(1.0 / p)
@@ -205,12 +222,12 @@ impl Aggregation {
             }
             Aggregation::Softmax(t) => {
                 let scaled = messages.clone().mul_scalar(*t);
-                let weights = burn_segment::segment_softmax(scaled, index.clone(), num_nodes);
-                segment_sum(messages * weights, index, num_nodes)
+                let weights = index.softmax(scaled);
+                index.sum(messages * weights)
             }
             Aggregation::Multi(list) => Tensor::cat(
                 list.iter()
-                    .map(|a| a.aggregate(messages.clone(), index.clone(), num_nodes))
+                    .map(|a| a.aggregate_with(messages.clone(), index))
                     .collect(),
                 1,
             ),

@@ -6,6 +6,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn_segment::Segments;
 
 use crate::{Aggregation, NnError};
 
@@ -211,7 +212,6 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
             .globals()
             .map(|_| graph.global_tensor::<2>())
             .transpose()?;
-        let (n, g) = (graph.sum_n_node(), graph.n_graph());
         let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
         let edges = match &self.edge_fn {
             Some(f) => {
@@ -237,12 +237,13 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
         };
         let nodes = match &self.node_fn {
             Some(f) => {
+                let (by_sender, by_receiver) = (graph.sender_plan(), graph.receiver_plan());
                 let sent = edges
                     .clone()
-                    .map(|e| self.edges_for_nodes.aggregate(e, senders.clone(), n));
+                    .map(|e| self.edges_for_nodes.aggregate_with(e, by_sender));
                 let received = edges
                     .clone()
-                    .map(|e| self.edges_for_nodes.aggregate(e, receivers.clone(), n));
+                    .map(|e| self.edges_for_nodes.aggregate_with(e, by_receiver));
                 let per_node = globals
                     .clone()
                     .map(|u| gather_rows(u, graph.node_graph_ids()));
@@ -252,12 +253,12 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
         };
         let globals = match &self.global_fn {
             Some(f) => {
-                let node_agg =
-                    self.nodes_for_globals
-                        .aggregate(nodes.clone(), graph.node_graph_ids(), g);
+                let node_agg = self
+                    .nodes_for_globals
+                    .aggregate_with(nodes.clone(), graph.node_graph_plan());
                 let edge_agg = edges.clone().map(|e| {
                     self.edges_for_globals
-                        .aggregate(e, graph.edge_graph_ids(), g)
+                        .aggregate_with(e, graph.edge_graph_plan())
                 });
                 Some(f.update_globals(node_agg, edge_agg, globals))
             }
@@ -297,8 +298,7 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
     /// # Errors
     /// As [`GraphNetwork::forward`].
     pub fn forward(&self, graph: &GraphsTuple) -> Result<GraphsTuple, NnError> {
-        let n = graph.sum_n_node();
-        let receivers = graph.receivers().clone();
+        let receivers = graph.receiver_plan();
         let attend =
             |e: Tensor<2>, s: Tensor<2>, r: Tensor<2>, u: Option<Tensor<2>>| -> Tensor<2> {
                 if e.dims()[0] == 0 {
@@ -310,7 +310,7 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
                         .flatten()
                         .collect(),
                 );
-                e * burn_segment::segment_softmax(logits, receivers.clone(), n)
+                e * receivers.softmax(logits)
             };
         self.network.forward_attending(graph, Some(&attend))
     }

@@ -9,9 +9,8 @@ use burn::nn::Linear;
 use burn::tensor::Tensor;
 use burn::tensor::activation::leaky_relu;
 use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::{segment_count, segment_softmax};
+use burn_segment::{SegmentPlan, Segments};
 
-use crate::aggregation::sum_into;
 use crate::{Aggregation, ConcatMlp, NnError};
 
 fn optional(
@@ -64,7 +63,7 @@ impl DeepSets {
         if let Some(rho) = &self.rho {
             let pooled = self
                 .aggregation
-                .aggregate(nodes, graph.node_graph_ids(), graph.n_graph());
+                .aggregate_with(nodes, graph.node_graph_plan());
             out = out.with_globals(
                 rho.forward([Some(pooled), globals].into_iter().flatten().collect()),
             )?;
@@ -92,7 +91,6 @@ impl InteractionNetwork {
     pub fn forward(&self, graph: &GraphsTuple) -> Result<GraphsTuple, NnError> {
         let nodes = graph.node_tensor::<2>()?;
         let edges = optional(graph.edges().is_some(), || graph.edge_tensor::<2>())?;
-        let n = graph.sum_n_node();
         let sent = gather_rows(nodes.clone(), graph.senders().clone());
         let received = gather_rows(nodes.clone(), graph.receivers().clone());
         let edges = self.edge_fn.forward(
@@ -101,7 +99,7 @@ impl InteractionNetwork {
                 .flatten()
                 .collect(),
         );
-        let incoming = Aggregation::Sum.aggregate(edges.clone(), graph.receivers().clone(), n);
+        let incoming = Aggregation::Sum.aggregate_with(edges.clone(), graph.receiver_plan());
         let nodes = self.node_fn.forward(vec![nodes, incoming]);
         Ok(graph.clone().with_nodes(nodes)?.with_edges(edges)?)
     }
@@ -127,8 +125,7 @@ impl RelationNetwork {
         let sent = gather_rows(nodes.clone(), graph.senders().clone());
         let received = gather_rows(nodes, graph.receivers().clone());
         let edges = self.edge_fn.forward(vec![sent, received]);
-        let pooled =
-            Aggregation::Sum.aggregate(edges.clone(), graph.edge_graph_ids(), graph.n_graph());
+        let pooled = Aggregation::Sum.aggregate_with(edges.clone(), graph.edge_graph_plan());
         Ok(graph
             .clone()
             .with_edges(edges)?
@@ -193,28 +190,20 @@ impl GraphConvolution {
             return crate::compat::no_rows(self.update.weight.dims()[1], &x);
         }
         let h = self.update.forward(x);
-        let device = h.device();
-        let (mut senders, mut receivers) = (graph.senders().clone(), graph.receivers().clone());
-        if self.add_self_edges {
-            let loops = Tensor::arange(0..n as i64, &device);
-            senders = Tensor::cat(vec![senders, loops.clone()], 0);
-            receivers = Tensor::cat(vec![receivers, loops], 0);
-        }
-        if senders.dims()[0] == 0 {
+        let (senders, receivers) = match self.add_self_edges {
+            true => graph.plans_with_self_loops(),
+            false => (graph.sender_plan(), graph.receiver_plan()),
+        };
+        if senders.num_rows() == 0 {
             return h.zeros_like();
         }
         if !self.symmetric_normalization {
-            return sum_into(gather_rows(h, senders), receivers, n);
+            return receivers.sum(senders.gather(h));
         }
-        let rsqrt = |ids: &Tensor<1, burn::tensor::Int>| {
-            segment_count(ids.clone(), n)
-                .float()
-                .clamp_min(1.0)
-                .powf_scalar(-0.5)
-        };
-        let (out_deg, in_deg) = (rsqrt(&senders), rsqrt(&receivers));
-        let messages = gather_rows(h * out_deg.unsqueeze_dim(1), senders);
-        sum_into(messages, receivers, n) * in_deg.unsqueeze_dim(1)
+        let rsqrt = |ids: &SegmentPlan| ids.count().float().clamp_min(1.0).powf_scalar(-0.5);
+        let (out_deg, in_deg) = (rsqrt(senders), rsqrt(receivers));
+        let messages = senders.gather(h * out_deg.unsqueeze_dim(1));
+        receivers.sum(messages) * in_deg.unsqueeze_dim(1)
     }
 }
 
@@ -252,7 +241,7 @@ impl JraphGat {
                 .forward(Tensor::cat(vec![sent.clone(), received], 1)),
             self.negative_slope,
         );
-        let weights = segment_softmax(logits, graph.receivers().clone(), n);
-        sum_into(sent * weights, graph.receivers().clone(), n)
+        let receivers = graph.receiver_plan();
+        receivers.sum(sent * receivers.softmax(logits))
     }
 }

@@ -2,6 +2,7 @@
 
 use burn::tensor::{Int, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn_segment::{SegmentIds, SegmentPlan, Segments};
 
 use crate::Aggregation;
 
@@ -15,6 +16,8 @@ pub struct EdgeInputs<'a> {
     senders: &'a Tensor<1, Int>,
     receivers: &'a Tensor<1, Int>,
     edge_attr: Option<&'a Tensor<2>>,
+    /// The graph's sender and receiver plans, when the edges are a graph's.
+    plans: Option<(&'a SegmentPlan, &'a SegmentPlan)>,
 }
 
 impl EdgeInputs<'_> {
@@ -50,7 +53,59 @@ impl EdgeInputs<'_> {
     pub fn num_receivers(&self) -> usize {
         self.x_dst.dims()[0]
     }
+    /// `aggregation` of `messages` (`[E, D]`) into the receivers, through the graph's plan
+    /// when the edges are a graph's.
+    pub fn aggregate(&self, aggregation: &Aggregation, messages: Tensor<2>) -> Tensor<2> {
+        match self.plans {
+            Some((_, receivers)) => aggregation.aggregate_with(messages, receivers),
+            None => aggregation.aggregate_with(messages, &self.receiver_ids()),
+        }
+    }
+    /// `aggregation` of the messages `x[senders]` into the receivers, fused where it allows
+    /// (see [`Aggregation::aggregate_gathered`]), through the graph's plans when the edges are a
+    /// graph's.
+    ///
+    /// # Shapes
+    /// `x: [N_src, D]` -> `[N_dst, D * width]`.
+    pub fn aggregate_gathered(&self, aggregation: &Aggregation, x: Tensor<2>) -> Tensor<2> {
+        match self.plans {
+            Some((s, r)) => aggregation.aggregate_gathered_with(x, s, r),
+            None => {
+                let (s, r) = self.ids(x.dims()[0]);
+                aggregation.aggregate_gathered_with(x, &s, &r)
+            }
+        }
+    }
+    /// `Σ w · x[senders]` into the receivers (one fused [`spmm`](burn_segment::spmm)), with
+    /// per-edge, per-head `weights: [E, H]`.
+    ///
+    /// # Shapes
+    /// `x: [N_src, D]`, `weights: [E, H]` -> `[N_dst, D]`.
+    pub fn spmm(&self, x: Tensor<2>, weights: Tensor<2>) -> Tensor<2> {
+        match self.plans {
+            Some((s, r)) => SegmentPlan::spmm(x, s, r, Some(weights)),
+            None => {
+                let (s, r) = self.ids(x.dims()[0]);
+                SegmentIds::spmm(x, &s, &r, Some(weights))
+            }
+        }
+    }
+    fn receiver_ids(&self) -> SegmentIds {
+        SegmentIds::new(self.receivers.clone(), self.num_receivers())
+    }
+    /// The senders over `n_src` rows and the receivers, as given.
+    fn ids(&self, n_src: usize) -> (SegmentIds, SegmentIds) {
+        let senders = SegmentIds::new(self.senders.clone(), n_src);
+        (senders, self.receiver_ids())
+    }
 }
+
+/// Senders, receivers and, for a graph's edges, their plans.
+type EdgeIndex<'a> = (
+    &'a Tensor<1, Int>,
+    &'a Tensor<1, Int>,
+    Option<(&'a SegmentPlan, &'a SegmentPlan)>,
+);
 
 /// A message-passing layer in PyG's shape: `x'_i = update(aggregate_{j → i} message(x_j, x_i,
 /// e_ji), x_i)`. Implement [`message`](Self::message) (and optionally the rest); call
@@ -121,8 +176,15 @@ pub trait MessagePassing {
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
-        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
-        self.propagate_bipartite(x.clone(), x, senders, receivers, edge_attr)
+        let plans = (graph.sender_plan(), graph.receiver_plan());
+        let (senders, receivers) = (graph.senders(), graph.receivers());
+        run(
+            self,
+            x.clone(),
+            x,
+            (senders, receivers, Some(plans)),
+            edge_attr,
+        )
     }
 
     /// [`propagate`](Self::propagate) from a source node set to a target node set (one
@@ -139,24 +201,32 @@ pub trait MessagePassing {
         receivers: Tensor<1, Int>,
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
-        if let (0, Some(width)) = (x_dst.dims()[0], self.d_output()) {
-            return crate::compat::no_rows(width, &x_dst);
-        }
-        let edges = EdgeInputs {
-            x_src: &x_src,
-            x_dst: &x_dst,
-            senders: &senders,
-            receivers: &receivers,
-            edge_attr: edge_attr.as_ref(),
-        };
-        let aggregated = match self.message_and_aggregate(&edges) {
-            Some(aggregated) => aggregated,
-            None => {
-                let n = edges.num_receivers();
-                self.aggregation()
-                    .aggregate(self.message(&edges), receivers.clone(), n)
-            }
-        };
-        self.update(aggregated, x_dst)
+        run(self, x_src, x_dst, (&senders, &receivers, None), edge_attr)
     }
+}
+
+/// message → aggregate → update of `layer` over the edges `(senders, receivers, their plans)`.
+fn run<M: MessagePassing + ?Sized>(
+    layer: &M,
+    x_src: Tensor<2>,
+    x_dst: Tensor<2>,
+    (senders, receivers, plans): EdgeIndex,
+    edge_attr: Option<Tensor<2>>,
+) -> Tensor<2> {
+    if let (0, Some(width)) = (x_dst.dims()[0], layer.d_output()) {
+        return crate::compat::no_rows(width, &x_dst);
+    }
+    let edges = EdgeInputs {
+        x_src: &x_src,
+        x_dst: &x_dst,
+        senders,
+        receivers,
+        edge_attr: edge_attr.as_ref(),
+        plans,
+    };
+    let aggregated = match layer.message_and_aggregate(&edges) {
+        Some(aggregated) => aggregated,
+        None => edges.aggregate(&layer.aggregation(), layer.message(&edges)),
+    };
+    layer.update(aggregated, x_dst)
 }

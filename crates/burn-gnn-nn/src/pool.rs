@@ -2,16 +2,16 @@
 
 use burn::tensor::Tensor;
 use burn_gnn_graph::GraphsTuple;
-use burn_segment::{segment_max_or_constant, segment_mean};
+use burn_segment::Segments;
 
-use crate::aggregation::sum_into;
+use crate::aggregation::sum_with;
 
 /// Sum of each graph's node rows (PyG's `global_add_pool`); 0 for graphs without nodes.
 ///
 /// # Shapes
 /// `x: [sum_n_node, D]` -> `[n_graph, D]`.
 pub fn global_add_pool(x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-    sum_into(x, graph.node_graph_ids(), graph.n_graph())
+    sum_with(x, graph.node_graph_plan())
 }
 
 /// Mean of each graph's node rows (PyG's `global_mean_pool`); 0 for graphs without nodes.
@@ -20,9 +20,9 @@ pub fn global_add_pool(x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
 /// `x: [sum_n_node, D]` -> `[n_graph, D]`.
 pub fn global_mean_pool(x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
     if x.dims()[0] == 0 {
-        return sum_into(x, graph.node_graph_ids(), graph.n_graph());
+        return sum_with(x, graph.node_graph_plan());
     }
-    segment_mean(x, graph.node_graph_ids(), graph.n_graph())
+    graph.node_graph_plan().mean(x)
 }
 
 /// Column-wise maximum of each graph's node rows (PyG's `global_max_pool`); 0 (not `-inf`) for
@@ -32,7 +32,7 @@ pub fn global_mean_pool(x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
 /// `x: [sum_n_node, D]` -> `[n_graph, D]`.
 pub fn global_max_pool(x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
     if x.dims()[0] == 0 {
-        return sum_into(x, graph.node_graph_ids(), graph.n_graph());
+        return sum_with(x, graph.node_graph_plan());
     }
-    segment_max_or_constant(x, graph.node_graph_ids(), graph.n_graph(), 0.0)
+    graph.node_graph_plan().max_or_constant(x, 0.0)
 }

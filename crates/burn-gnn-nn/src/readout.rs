@@ -5,10 +5,10 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig, Lstm, LstmConfig, LstmState};
 use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::segment_softmax;
+use burn_gnn_graph::GraphsTuple;
+use burn_segment::{SegmentIds, Segments};
 
-use crate::aggregation::sum_into;
+use crate::aggregation::{sum_into, sum_with};
 
 /// Configuration of an [`AttentionPool`].
 #[derive(Config, Debug)]
@@ -57,13 +57,13 @@ impl AttentionPool {
         if x.dims()[0] == 0 {
             return Tensor::zeros([graph.n_graph(), width], (&x.device(), x.dtype()));
         }
-        let ids = graph.node_graph_ids();
-        let weights = segment_softmax(self.gate.forward(x.clone()), ids.clone(), graph.n_graph());
+        let graphs = graph.node_graph_plan();
+        let weights = graphs.softmax(self.gate.forward(x.clone()));
         let features = match &self.feature {
             Some(f) => f.forward(x),
             None => x,
         };
-        sum_into(features * weights, ids, graph.n_graph())
+        sum_with(features * weights, graphs)
     }
 }
 
@@ -110,7 +110,7 @@ impl Set2Set {
         if g == 0 {
             return q_star;
         }
-        let ids: Tensor<1, Int> = graph.node_graph_ids();
+        let graphs = graph.node_graph_plan();
         let mut state: Option<LstmState<2>> = None;
         for _ in 0..self.steps {
             let (out, next) = self.lstm.forward(q_star.clone().unsqueeze_dim(1), state);
@@ -119,9 +119,9 @@ impl Set2Set {
             let r = if n == 0 {
                 Tensor::zeros([g, d], (&device, x.dtype()))
             } else {
-                let e = (x.clone() * gather_rows(q.clone(), ids.clone())).sum_dim(1);
-                let a = segment_softmax(e, ids.clone(), g);
-                sum_into(x.clone() * a, ids.clone(), g)
+                let e = (x.clone() * graphs.gather(q.clone())).sum_dim(1);
+                let a = graphs.softmax(e);
+                sum_with(x.clone() * a, graphs)
             };
             q_star = Tensor::cat(vec![q, r], 1);
         }
@@ -168,11 +168,8 @@ impl SoftmaxAggregation {
         } else {
             self.t.val().detach()
         };
-        let weights = segment_softmax(
-            messages.clone() * t.unsqueeze_dim(0),
-            index.clone(),
-            num_nodes,
-        );
-        sum_into(messages * weights, index, num_nodes)
+        let index = SegmentIds::new(index, num_nodes);
+        let weights = index.softmax(messages.clone() * t.unsqueeze_dim(0));
+        sum_with(messages * weights, &index)
     }
 }

@@ -3,11 +3,11 @@
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn::tensor::{Device, Tensor};
+use burn_gnn_graph::GraphsTuple;
+use burn_segment::{SegmentPlan, Segments};
 
 use crate::NnError;
-use crate::aggregation::sum_into;
 
 /// Configuration of a [`ChebConv`]; defaults are PyG's `ChebConv` (`normalization="sym"`,
 /// `lambda_max = 2`).
@@ -64,25 +64,26 @@ impl ChebConvConfig {
 
 /// `L̃ x` for the scaled symmetric Laplacian.
 struct Laplacian {
-    senders: Tensor<1, Int>,
-    receivers: Tensor<1, Int>,
+    senders: SegmentPlan,
+    receivers: SegmentPlan,
     norm: Tensor<1>,
 }
 
 impl Laplacian {
     fn new(graph: &GraphsTuple) -> Option<Laplacian> {
-        let (n, e) = (graph.sum_n_node(), graph.sum_n_edge());
-        if e == 0 {
+        if graph.sum_n_edge() == 0 {
             return None;
         }
-        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
-        let w = senders.clone().not_equal(receivers.clone()).float();
-        let deg = sum_into(w.clone(), senders.clone(), n);
+        let (senders, receivers) = (graph.sender_plan().clone(), graph.receiver_plan().clone());
+        let w = graph
+            .senders()
+            .clone()
+            .not_equal(graph.receivers().clone())
+            .float();
+        let deg = senders.sum(w.clone());
         let dead = deg.clone().lower_equal_elem(0.0);
         let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
-        let norm =
-            (gather_rows(dinv.clone(), senders.clone()) * w * gather_rows(dinv, receivers.clone()))
-                .neg();
+        let norm = (senders.gather(dinv.clone()) * w * receivers.gather(dinv)).neg();
         Some(Laplacian {
             senders,
             receivers,
@@ -94,9 +95,8 @@ impl Laplacian {
         match lap {
             None => x.zeros_like(),
             Some(l) => {
-                let n = x.dims()[0];
-                let messages = gather_rows(x, l.senders.clone()) * l.norm.clone().unsqueeze_dim(1);
-                sum_into(messages, l.receivers.clone(), n)
+                let messages = l.senders.gather(x) * l.norm.clone().unsqueeze_dim(1);
+                l.receivers.sum(messages)
             }
         }
     }

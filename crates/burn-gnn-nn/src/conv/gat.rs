@@ -5,9 +5,10 @@ use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
+use burn_segment::{SegmentPlan, Segments};
 
 use crate::BipartiteConv;
-use crate::aggregation::sum_into;
+use crate::aggregation::sum_with;
 
 /// Configuration of a [`GatConv`]; defaults are PyG's `GATConv`.
 #[derive(Config, Debug)]
@@ -122,7 +123,11 @@ impl GatConv {
         graph: &GraphsTuple,
     ) -> (Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
         let (_, alpha, senders, receivers) = self.attend(x.matmul(self.weight.val()), graph, None);
-        (alpha, senders, receivers)
+        (
+            alpha,
+            senders.segment_ids().clone(),
+            receivers.segment_ids().clone(),
+        )
     }
 
     #[allow(clippy::type_complexity)]
@@ -131,7 +136,7 @@ impl GatConv {
         xw: Tensor<2>,
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
-    ) -> (Tensor<3>, Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
+    ) -> (Tensor<3>, Tensor<2>, SegmentPlan, SegmentPlan) {
         let n = xw.dims()[0];
         let (h, c) = (self.heads, self.d_output);
         let device = xw.device();
@@ -142,8 +147,8 @@ impl GatConv {
                 .reshape([n, h])
         };
         let (src, dst) = (score(&self.att_src), score(&self.att_dst));
-        let (senders, receivers, existing) = super::with_self_loops(graph, n, self.add_self_loops);
-        let e = senders.dims()[0];
+        let (senders, receivers, existing) = super::with_self_loops(graph, self.add_self_loops);
+        let e = senders.num_rows();
         if e == 0 {
             return (xw, Tensor::empty([0, h], &device), senders, receivers);
         }
@@ -171,14 +176,8 @@ impl GatConv {
             (t, m) => t.or(m),
         };
         // One fused pass: gathered scores, bias, LeakyReLU and the softmax per receiver.
-        let alpha = burn_segment::attention_softmax(
-            src,
-            dst,
-            senders.clone(),
-            receivers.clone(),
-            bias,
-            self.negative_slope,
-        );
+        let slope = self.negative_slope;
+        let alpha = SegmentPlan::attention_softmax(src, dst, &senders, &receivers, bias, slope);
         let alpha = crate::compat::dropout::dropout(&self.dropout, alpha);
         (xw, alpha, senders, receivers)
     }
@@ -234,13 +233,13 @@ impl GatConv {
         let n = x.dims()[0];
         let (h, c) = (self.heads, self.d_output);
         let (xw, alpha, senders, receivers) = self.attend(x, graph, edge_attr);
-        let e = senders.dims()[0];
+        let e = senders.num_rows();
         let out = if e == 0 {
             Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
         } else {
             // One fused gather-weight-sum per head: no [E, heads, d_output] message tensor.
             let xw = crate::compat::dropout::dropout(&self.feature_dropout, xw).reshape([n, h * c]);
-            burn_segment::spmm(xw, senders, receivers, Some(alpha), n).reshape([n, h, c])
+            SegmentPlan::spmm(xw, &senders, &receivers, Some(alpha)).reshape([n, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())
     }
@@ -353,11 +352,8 @@ fn with_loop_attr(edge_attr: Tensor<2>, graph: &GraphsTuple, n: usize) -> Tensor
         .not_equal(graph.receivers().clone())
         .float()
         .unsqueeze_dim::<2>(1);
-    let total = sum_into(
-        edge_attr.clone() * keep.clone(),
-        graph.receivers().clone(),
-        n,
-    );
-    let count = sum_into(keep, graph.receivers().clone(), n).clamp_min(1.0);
+    let receivers = graph.receiver_plan();
+    let total = sum_with(edge_attr.clone() * keep.clone(), receivers);
+    let count = sum_with(keep, receivers).clamp_min(1.0);
     Tensor::cat(vec![edge_attr, total / count], 0)
 }

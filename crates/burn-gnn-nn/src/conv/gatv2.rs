@@ -5,11 +5,10 @@ use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig};
 use burn::tensor::activation::leaky_relu;
 use burn::tensor::{Device, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::segment_softmax;
+use burn_gnn_graph::GraphsTuple;
+use burn_segment::Segments;
 
 use super::{mask_existing_loops, with_self_loops};
-use crate::aggregation::sum_into;
 
 /// Configuration of a [`GatV2Conv`]; defaults are PyG's `GATv2Conv`.
 #[derive(Config, Debug)]
@@ -118,24 +117,21 @@ impl GatV2Conv {
             (Some(w), Some(b)) => x.matmul(w.val()) + b.val().unsqueeze_dim(0),
             _ => x_src.clone(),
         };
-        let (senders, receivers, existing) = with_self_loops(graph, n, self.add_self_loops);
-        let e = senders.dims()[0];
+        let (senders, receivers, existing) = with_self_loops(graph, self.add_self_loops);
+        let e = senders.num_rows();
         let out = if e == 0 {
             Tensor::<3>::zeros([n, h, c], (&x_src.device(), x_src.dtype()))
         } else {
-            let src = gather_rows(x_src.clone().reshape([n, h, c]), senders.clone());
-            let dst = gather_rows(x_dst.reshape([n, h, c]), receivers.clone());
+            let src = senders.gather(x_src.clone().reshape([n, h, c]));
+            let dst = receivers.gather(x_dst.reshape([n, h, c]));
             let z = leaky_relu((src.clone() + dst).reshape([e, h * c]), self.negative_slope)
                 .reshape([e, h, c]);
             let logits = (z * self.att.val().unsqueeze_dim::<3>(0))
                 .sum_dim(2)
                 .reshape([e, h]);
             let logits = mask_existing_loops(logits, existing);
-            let alpha = crate::compat::dropout::dropout(
-                &self.dropout,
-                segment_softmax(logits, receivers.clone(), n),
-            );
-            sum_into(src * alpha.unsqueeze_dim::<3>(2), receivers, n)
+            let alpha = crate::compat::dropout::dropout(&self.dropout, receivers.softmax(logits));
+            receivers.sum(src * alpha.unsqueeze_dim::<3>(2))
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())
     }

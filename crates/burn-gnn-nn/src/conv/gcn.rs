@@ -3,10 +3,10 @@
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::segment_max;
+use burn_gnn_graph::GraphsTuple;
+use burn_segment::{SegmentPlan, Segments};
 
-use crate::aggregation::sum_into;
+use crate::aggregation::sum_with;
 
 /// Configuration of a [`GcnConv`]; defaults are PyG's `GCNConv`.
 #[derive(Config, Debug)]
@@ -63,10 +63,10 @@ pub struct GcnConv {
 /// A graph's GCN edge normalisation, reusable across forward passes (PyG's `cached=True`).
 #[derive(Clone, Debug)]
 pub struct GcnNorm {
-    /// Sender of each edge, `[E]`.
-    pub senders: Tensor<1, Int>,
-    /// Receiver of each edge, `[E]`.
-    pub receivers: Tensor<1, Int>,
+    /// The graph's senders, planned over its nodes.
+    pub senders: SegmentPlan,
+    /// The graph's receivers, planned over its nodes.
+    pub receivers: SegmentPlan,
     /// Coefficient of each edge, `[E]`.
     pub edge_norm: Tensor<1>,
     /// Coefficient of each node's own features (its self loop), `[N]`.
@@ -87,10 +87,10 @@ pub fn gcn_norm(
 ) -> GcnNorm {
     let (n, e) = (graph.sum_n_node(), graph.sum_n_edge());
     let device = graph.device();
-    let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+    let (senders, receivers) = (graph.sender_plan().clone(), graph.receiver_plan().clone());
     let w = edge_weight.unwrap_or_else(|| Tensor::ones([e], &device));
     let (w, self_w) = if add_self_loops {
-        remaining_self_loops(w, &senders, &receivers, n, improved)
+        remaining_self_loops(w, &senders, &receivers, improved)
     } else {
         (w, Tensor::zeros([n], &device))
     };
@@ -102,16 +102,14 @@ pub fn gcn_norm(
             self_norm: self_w,
         };
     }
-    let deg = sum_into(w.clone(), receivers.clone(), n) + self_w.clone();
+    let deg = sum_with(w.clone(), &receivers) + self_w.clone();
     // deg^-1/2, 0 where deg <= 0; the clamp keeps the gradient finite there.
     let dead = deg.clone().lower_equal_elem(0.0);
     let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
     let edge_norm = if e == 0 {
         w // empty: no elementwise work on zero-size tensors (see `gather_rows`)
     } else {
-        gather_rows(dinv.clone(), senders.clone())
-            * w
-            * gather_rows(dinv.clone(), receivers.clone())
+        senders.gather(dinv.clone()) * w * receivers.gather(dinv.clone())
     };
     let self_norm = dinv.clone() * self_w * dinv;
     GcnNorm {
@@ -128,25 +126,24 @@ pub fn gcn_norm(
 /// the edge weights and each node's loop weight `[N]`.
 fn remaining_self_loops(
     w: Tensor<1>,
-    senders: &Tensor<1, Int>,
-    receivers: &Tensor<1, Int>,
-    n: usize,
+    senders: &SegmentPlan,
+    receivers: &SegmentPlan,
     improved: bool,
 ) -> (Tensor<1>, Tensor<1>) {
+    let n = receivers.num_segments();
     let device = w.device();
     let fill = Tensor::<1>::full([n], if improved { 2.0 } else { 1.0 }, &device);
     let e = w.dims()[0];
     if e == 0 {
         return (w, fill);
     }
-    let is_loop = senders.clone().equal(receivers.clone());
+    let is_loop = senders
+        .segment_ids()
+        .clone()
+        .equal(receivers.segment_ids().clone());
     // The position of each node's last loop (-1, or the empty-segment value, without one).
     let positions = Tensor::<1, Int>::arange(0..e as i64, &device);
-    let last = segment_max(
-        positions.mask_fill(is_loop.clone().bool_not(), -1),
-        receivers.clone(),
-        n,
-    );
+    let last = receivers.max(positions.mask_fill(is_loop.clone().bool_not(), -1));
     let has_loop = last.clone().greater_equal_elem(0);
     let loop_w = w.clone().select(0, last.clamp_min(0));
     (w.mask_fill(is_loop, 0.0), fill.mask_where(has_loop, loop_w))
@@ -160,18 +157,13 @@ impl GcnNorm {
     pub fn propagate(&self, h: Tensor<2>) -> Tensor<2> {
         let n = h.dims()[0];
         let own = h.clone() * self.self_norm.clone().unsqueeze_dim(1);
-        if self.senders.dims()[0] == 0 {
+        if self.senders.num_rows() == 0 {
             return own;
         }
         // One fused gather-scale-sum: no [E, D] message tensor.
         let weights = self.edge_norm.clone().unsqueeze_dim(1);
-        burn_segment::spmm(
-            h,
-            self.senders.clone(),
-            self.receivers.clone(),
-            Some(weights),
-            n,
-        ) + own
+        debug_assert_eq!(n, self.receivers.num_segments());
+        SegmentPlan::spmm(h, &self.senders, &self.receivers, Some(weights)) + own
     }
 }
 

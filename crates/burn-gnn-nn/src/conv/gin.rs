@@ -99,8 +99,7 @@ impl MessagePassing for GinConv {
 
     /// The sum as one fused gather-sum.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        let (s, r, n) = (edges.senders(), edges.receivers(), edges.num_receivers());
-        Some(Aggregation::Sum.aggregate_gathered(edges.x_src(), s, r, n))
+        Some(edges.aggregate_gathered(&Aggregation::Sum, edges.x_src()))
     }
 
     /// `MLP((1 + ε) x_i + aggregated)`.

@@ -95,18 +95,13 @@ impl MessagePassing for GraphConv {
 
     /// Unweighted, the aggregation's fused form; a weighted sum is one gather-weight-sum.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        let (x, s, r, n) = (
-            edges.x_src(),
-            edges.senders(),
-            edges.receivers(),
-            edges.num_receivers(),
-        );
+        let x = edges.x_src();
         match edges.edge_attr() {
             Some(w) if edges.num_edges() > 0 && self.aggr == Aggregation::Sum => {
-                Some(burn_segment::spmm(x, s, r, Some(w), n))
+                Some(edges.spmm(x, w))
             }
             Some(_) if edges.num_edges() > 0 => None,
-            _ => Some(self.aggr.aggregate_gathered(x, s, r, n)),
+            _ => Some(edges.aggregate_gathered(&self.aggr, x)),
         }
     }
 

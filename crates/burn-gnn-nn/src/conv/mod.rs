@@ -27,6 +27,7 @@ pub use transformer::{TransformerConv, TransformerConvConfig};
 use burn::module::Param;
 use burn::tensor::{Bool, Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
+use burn_segment::SegmentPlan;
 
 /// Glorot (Xavier) uniform initialisation, PyG's `glorot`: `U(-a, a)`, `a = sqrt(6 / (fan_in + fan_out))`.
 pub(crate) fn glorot<const D: usize>(
@@ -48,37 +49,32 @@ pub(crate) fn zeros<const D: usize>(shape: [usize; D], device: &Device) -> Param
     burn::nn::Initializer::Zeros.init(shape, device)
 }
 
-/// The edge list a self-attention layer runs over: with `add_self_loops`, the graph's edges plus
-/// one loop per node (appended), and a mask of the graph's own self loops, whose logits
-/// [`mask_existing_loops`] sets to `-inf` (or a `-inf` bias from [`loop_mask_bias`] masks) —
-/// PyG's remove-then-add, without a host read.
+/// The edge list a self-attention layer runs over, planned (the graph keeps the plans): with
+/// `add_self_loops`, the graph's edges plus one loop per node (appended), and a mask of the
+/// graph's own self loops, whose logits [`mask_existing_loops`] sets to `-inf` (or a `-inf`
+/// bias from [`loop_mask_bias`] masks) — PyG's remove-then-add, without a host read.
 pub(crate) fn with_self_loops(
     graph: &GraphsTuple,
-    n: usize,
     add_self_loops: bool,
-) -> (Tensor<1, Int>, Tensor<1, Int>, Option<Tensor<1, Bool>>) {
-    let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+) -> (SegmentPlan, SegmentPlan, Option<Tensor<1, Bool>>) {
     if !add_self_loops {
-        return (senders, receivers, None);
+        let (s, r) = (graph.sender_plan(), graph.receiver_plan());
+        return (s.clone(), r.clone(), None);
+    }
+    let (s, r) = graph.plans_with_self_loops();
+    if graph.sum_n_edge() == 0 {
+        return (s.clone(), r.clone(), None);
     }
     let device = graph.device();
-    let loops = Tensor::<1, Int>::arange(0..n as i64, &device);
-    if graph.sum_n_edge() == 0 {
-        return (loops.clone(), loops, None);
-    }
-    let existing = senders.clone().equal(receivers.clone());
+    let existing = graph.senders().clone().equal(graph.receivers().clone());
     let mask = Tensor::cat(
         vec![
             existing,
-            Tensor::<1, Int>::zeros([n], &device).equal_elem(1),
+            Tensor::<1, Int>::zeros([graph.sum_n_node()], &device).equal_elem(1),
         ],
         0,
     );
-    (
-        Tensor::cat(vec![senders, loops.clone()], 0),
-        Tensor::cat(vec![receivers, loops], 0),
-        Some(mask),
-    )
+    (s.clone(), r.clone(), Some(mask))
 }
 
 /// A `[E, 1]` bias of `-inf` on masked edges and 0 elsewhere, for

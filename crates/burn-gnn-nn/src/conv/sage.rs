@@ -108,8 +108,7 @@ impl MessagePassing for SageConv {
 
     /// The aggregation's fused form (a sum or mean never forms the `[E, D]` messages).
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        let (s, r, n) = (edges.senders(), edges.receivers(), edges.num_receivers());
-        Some(self.aggr.aggregate_gathered(edges.x_src(), s, r, n))
+        Some(edges.aggregate_gathered(&self.aggr, edges.x_src()))
     }
 
     /// `W_1 · aggregated + W_2 x_i`, L2-normalised with `normalize`.

@@ -4,10 +4,8 @@ use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::segment_softmax;
-
-use crate::aggregation::sum_into;
+use burn_gnn_graph::GraphsTuple;
+use burn_segment::Segments;
 
 /// Configuration of a [`TransformerConv`]; defaults are PyG's `TransformerConv`.
 #[derive(Config, Debug)]
@@ -98,25 +96,16 @@ impl TransformerConv {
         let out = if e == 0 {
             Tensor::<3>::zeros([n, h, c], (&x.device(), x.dtype()))
         } else {
-            let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
-            let q = gather_rows(
-                self.query.forward(x.clone()).reshape([n, h, c]),
-                receivers.clone(),
-            );
-            let k = gather_rows(
-                self.key.forward(x.clone()).reshape([n, h, c]),
-                senders.clone(),
-            );
-            let v = gather_rows(self.value.forward(x.clone()).reshape([n, h, c]), senders);
+            let (senders, receivers) = (graph.sender_plan(), graph.receiver_plan());
+            let q = receivers.gather(self.query.forward(x.clone()).reshape([n, h, c]));
+            let k = senders.gather(self.key.forward(x.clone()).reshape([n, h, c]));
+            let v = senders.gather(self.value.forward(x.clone()).reshape([n, h, c]));
             let logits = (q * k)
                 .sum_dim(2)
                 .reshape([e, h])
                 .div_scalar((c as f64).sqrt());
-            let alpha = crate::compat::dropout::dropout(
-                &self.dropout,
-                segment_softmax(logits, receivers.clone(), n),
-            );
-            sum_into(v * alpha.unsqueeze_dim::<3>(2), receivers, n)
+            let alpha = crate::compat::dropout::dropout(&self.dropout, receivers.softmax(logits));
+            receivers.sum(v * alpha.unsqueeze_dim::<3>(2))
         };
         let out = super::combine_heads(out, self.concat, None);
         match &self.skip {
