@@ -215,9 +215,7 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
         let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
         let edges = match &self.edge_fn {
             Some(f) => {
-                let per_edge = globals
-                    .clone()
-                    .map(|u| gather_rows(u, graph.edge_graph_ids()));
+                let per_edge = globals.clone().map(|u| graph.edge_graph_plan().gather(u));
                 let sent = gather_rows(nodes.clone(), senders.clone());
                 let received = gather_rows(nodes.clone(), receivers.clone());
                 Some(f.update_edges(edges, sent, received, per_edge))
@@ -226,9 +224,7 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
         };
         let edges = match (attend, edges) {
             (Some(f), Some(e)) => {
-                let per_edge = globals
-                    .clone()
-                    .map(|u| gather_rows(u, graph.edge_graph_ids()));
+                let per_edge = globals.clone().map(|u| graph.edge_graph_plan().gather(u));
                 let sent = gather_rows(nodes.clone(), senders.clone());
                 let received = gather_rows(nodes.clone(), receivers.clone());
                 Some(f(e, sent, received, per_edge))
@@ -244,9 +240,7 @@ impl<E: Module + EdgeUpdate, N: Module + NodeUpdate, G: Module + GlobalUpdate>
                 let received = edges
                     .clone()
                     .map(|e| self.edges_for_nodes.aggregate_with(e, by_receiver));
-                let per_node = globals
-                    .clone()
-                    .map(|u| gather_rows(u, graph.node_graph_ids()));
+                let per_node = globals.clone().map(|u| graph.node_graph_plan().gather(u));
                 f.update_nodes(nodes, sent, received, per_node)
             }
             None => nodes,

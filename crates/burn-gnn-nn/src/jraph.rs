@@ -53,9 +53,7 @@ impl DeepSets {
     pub fn forward(&self, graph: &GraphsTuple) -> Result<GraphsTuple, NnError> {
         let nodes = graph.node_tensor::<2>()?;
         let globals = optional(graph.globals().is_some(), || graph.global_tensor::<2>())?;
-        let per_node = globals
-            .clone()
-            .map(|u| gather_rows(u, graph.node_graph_ids()));
+        let per_node = globals.clone().map(|u| graph.node_graph_plan().gather(u));
         let nodes = self
             .phi
             .forward([Some(nodes), per_node].into_iter().flatten().collect());

@@ -145,8 +145,16 @@ fn conformance<M: Module>(
         // Gradients: every parameter, finite, with isolated nodes and duplicate edges present.
         if d.is_autodiff() {
             let x = x.require_grad();
+            // The graph's plans exist after the forward pass above: forward and backward
+            // aggregate through them, with no id planned per call (counted on the CPU kernels).
+            let unplanned = burn_segment::cpu::unplanned_calls_on_this_thread();
             let out = run(&layer, x.clone(), &g);
             let grads = (out.clone() * out).sum().backward();
+            assert_eq!(
+                burn_segment::cpu::unplanned_calls_on_this_thread(),
+                unplanned,
+                "{what}: an op planned its ids per call instead of using the graph's plans"
+            );
             let gx = x.grad(&grads).expect("input gradient");
             assert!(
                 host(gx).iter().all(|v| v.is_finite()),

@@ -18,7 +18,7 @@ pub use output::{
 };
 pub use plan_cache::{
     DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES, PlanCacheStats, clear_plan_cache,
-    plan_cache_stats, set_plan_cache_capacity,
+    plan_cache_stats, set_plan_cache_capacity, unplanned_calls_on_this_thread,
 };
 
 use burn::backend::{Flex, NdArray, TensorMetadata};

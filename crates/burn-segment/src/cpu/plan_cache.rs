@@ -224,6 +224,7 @@ fn cache() -> MutexGuard<'static, PlanCache> {
 /// # Panics
 /// As [`CsrPlan::new`], if an id lies outside `[0, num_segments)`.
 pub(crate) fn plan<I: IdElem + CpuElem>(ids: &[I], num_segments: usize) -> Arc<CsrPlan<'static>> {
+    LOOKUPS_HERE.set(LOOKUPS_HERE.get() + 1);
     {
         let mut cache = cache();
         if cache.capacity > 0
@@ -236,6 +237,17 @@ pub(crate) fn plan<I: IdElem + CpuElem>(ids: &[I], num_segments: usize) -> Arc<C
     let plan = Arc::new(CsrPlan::new(ids, num_segments));
     cache().insert(num_segments, ids, plan.clone());
     plan
+}
+
+thread_local! {
+    static LOOKUPS_HERE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many times a CPU kernel called on this thread planned its ids per call (a lookup in the
+/// plan cache, hit or miss, or a plan built with the cache off). An op through a
+/// [`SegmentPlan`](crate::SegmentPlan) never does: this counts the ops that were not planned.
+pub fn unplanned_calls_on_this_thread() -> u64 {
+    LOOKUPS_HERE.get()
 }
 
 /// Sets the most bytes the CPU plan cache may hold (plans and the copies of their ids), evicting
