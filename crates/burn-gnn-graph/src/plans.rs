@@ -60,7 +60,7 @@ fn planned<'a>(
 
 /// The plan of `ids` over `n` segments; a bad id (only a graph from `build_unchecked` holds
 /// one) panics naming it.
-fn plan(ids: Tensor<1, Int>, n: usize, what: &str) -> SegmentPlan {
+pub(crate) fn plan(ids: Tensor<1, Int>, n: usize, what: &str) -> SegmentPlan {
     SegmentPlan::new(ids, n).unwrap_or_else(|e| {
         panic!(
             "burn-gnn-graph: the graph's {what}: {e} (a graph from build_unchecked that \

@@ -176,15 +176,27 @@ pub trait MessagePassing {
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
-        let plans = (graph.sender_plan(), graph.receiver_plan());
-        let (senders, receivers) = (graph.senders(), graph.receivers());
-        run(
-            self,
-            x.clone(),
-            x,
-            (senders, receivers, Some(plans)),
-            edge_attr,
-        )
+        let (senders, receivers) = (graph.sender_plan(), graph.receiver_plan());
+        self.propagate_planned(x.clone(), x, senders, receivers, edge_attr)
+    }
+
+    /// [`propagate_bipartite`](Self::propagate_bipartite) over planned edges (a graph's
+    /// plans, or a relation's [`HeteroGraph::edge_plans`](burn_gnn_graph::HeteroGraph::edge_plans)):
+    /// the senders' segments are the rows of `x_src`, the receivers' those of `x_dst`.
+    ///
+    /// # Shapes
+    /// As [`propagate_bipartite`](Self::propagate_bipartite).
+    fn propagate_planned(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: &SegmentPlan,
+        receivers: &SegmentPlan,
+        edge_attr: Option<Tensor<2>>,
+    ) -> Tensor<2> {
+        let ids = (senders.segment_ids(), receivers.segment_ids());
+        let edges = (ids.0, ids.1, Some((senders, receivers)));
+        run(self, x_src, x_dst, edges, edge_attr)
     }
 
     /// [`propagate`](Self::propagate) from a source node set to a target node set (one

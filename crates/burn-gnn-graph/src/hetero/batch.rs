@@ -86,6 +86,7 @@ impl HeteroGraph {
                 senders: Tensor::cat(senders, 0),
                 receivers: Tensor::cat(receivers, 0),
                 n_edge: Tensor::cat(sets.iter().map(|s| s.n_edge.clone()).collect(), 0),
+                plans: Default::default(),
             };
             edge_sets.insert(et.clone(), set);
         }
@@ -146,6 +147,7 @@ impl HeteroGraph {
                             senders: local(&s.senders, &node_first[&et.src]),
                             receivers: local(&s.receivers, &node_first[&et.dst]),
                             n_edge: s.n_edge.clone().slice(g..g + 1),
+                            plans: Default::default(),
                         };
                         (et.clone(), set)
                     })
@@ -268,6 +270,7 @@ impl HeteroGraph {
                         vec![s.n_edge.clone(), index_tensor(counts(pad), device)],
                         0,
                     ),
+                    plans: Default::default(),
                 };
                 (et.clone(), set)
             })
@@ -334,6 +337,7 @@ impl HeteroGraph {
                         senders: empty.clone(),
                         receivers: empty.clone(),
                         n_edge: empty.clone(),
+                        plans: Default::default(),
                     };
                     (t.clone(), set)
                 })

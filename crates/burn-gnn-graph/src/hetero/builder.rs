@@ -231,6 +231,7 @@ impl HeteroGraphBuilder {
                     senders,
                     receivers,
                     n_edge,
+                    plans: Default::default(),
                 },
             );
         }

@@ -404,6 +404,7 @@ impl HeteroGraph {
                     senders: index_tensor(e_send[k].clone(), &device),
                     receivers: index_tensor(e_recv[k].clone(), &device),
                     n_edge: index_tensor(e_counts[k].clone(), &device),
+                    plans: Default::default(),
                 };
                 (et.clone(), set)
             })

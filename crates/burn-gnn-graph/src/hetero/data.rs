@@ -177,6 +177,7 @@ impl HeteroGraph {
                 senders: index_tensor(s.senders.clone(), device),
                 receivers: index_tensor(s.receivers.clone(), device),
                 n_edge: index_tensor(s.n_edge.clone(), device),
+                plans: Default::default(),
             };
             if edge_sets.insert(s.edge_type.clone(), set).is_some() {
                 return Err(GraphError::Decode(format!(

@@ -14,9 +14,10 @@ pub use data::{EdgeSetData, HeteroGraphData, NodeSetData};
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use burn::tensor::{Device, Int, Tensor};
+use burn_segment::SegmentPlan;
 use serde::{Deserialize, Serialize};
 
 use crate::graphs_tuple::{check_counts, host_ints};
@@ -88,6 +89,9 @@ pub struct EdgeSet {
     pub(crate) senders: Tensor<1, Int>,
     pub(crate) receivers: Tensor<1, Int>,
     pub(crate) n_edge: Tensor<1, Int>,
+    /// The sender and receiver plans, built on first use (see `HeteroGraph::edge_plans`) and
+    /// shared by clones; an edge set with other edges starts without.
+    pub(crate) plans: Arc<OnceLock<(SegmentPlan, SegmentPlan)>>,
 }
 
 impl EdgeSet {
@@ -184,6 +188,30 @@ impl HeteroGraph {
     /// Nodes of `node_type` over all graphs (0 for an unknown type).
     pub fn num_nodes(&self, node_type: &str) -> usize {
         self.node_sets.get(node_type).map_or(0, |s| s.num_nodes)
+    }
+    /// The plans of `edge_type`'s senders (over the source type's nodes) and receivers (over
+    /// the target type's): what a relation's convolution aggregates through. Built on first use
+    /// and kept by this graph and its clones, as
+    /// [`GraphsTuple::receiver_plan`](crate::GraphsTuple::receiver_plan); `None` for a type the
+    /// graph does not have.
+    pub fn edge_plans(&self, edge_type: &EdgeType) -> Option<(&SegmentPlan, &SegmentPlan)> {
+        let set = self.edge_sets.get(edge_type)?;
+        let (s, r) = set.plans.get_or_init(|| {
+            let what = |end: &str| format!("{end} of {edge_type}");
+            (
+                crate::plans::plan(
+                    set.senders.clone(),
+                    self.num_nodes(&edge_type.src),
+                    &what("senders"),
+                ),
+                crate::plans::plan(
+                    set.receivers.clone(),
+                    self.num_nodes(&edge_type.dst),
+                    &what("receivers"),
+                ),
+            )
+        });
+        Some((s, r))
     }
     /// Edges of `edge_type` over all graphs (0 for an unknown type).
     pub fn num_edges(&self, edge_type: &EdgeType) -> usize {
@@ -351,6 +379,7 @@ impl HeteroGraph {
                     senders: s.senders.clone().to_device(device),
                     receivers: s.receivers.clone().to_device(device),
                     n_edge: s.n_edge.clone().to_device(device),
+                    plans: Default::default(),
                 };
                 (t.clone(), set)
             })

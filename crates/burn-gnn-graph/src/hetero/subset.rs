@@ -42,6 +42,7 @@ impl HeteroGraph {
             senders: pick(&s),
             receivers: pick(&r),
             n_edge: index_tensor(n_edge, &device),
+            plans: Default::default(),
         };
         let mut graph = self.clone();
         graph.edge_sets.insert(edge_type.clone(), subset);

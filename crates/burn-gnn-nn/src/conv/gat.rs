@@ -5,7 +5,7 @@ use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
-use burn_segment::{SegmentPlan, Segments};
+use burn_segment::{SegmentIds, SegmentPlan, Segments};
 
 use crate::BipartiteConv;
 use crate::aggregation::sum_with;
@@ -302,12 +302,37 @@ impl BipartiteConv for GatConv {
         receivers: Tensor<1, Int>,
     ) -> Tensor<2> {
         let (ns, nd) = (x_src.dims()[0], x_dst.dims()[0]);
+        let (s, r) = (SegmentIds::new(senders, ns), SegmentIds::new(receivers, nd));
+        self.bipartite(x_src, x_dst, &s, &r)
+    }
+
+    fn forward_planned(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: &SegmentPlan,
+        receivers: &SegmentPlan,
+    ) -> Tensor<2> {
+        self.bipartite(x_src, x_dst, senders, receivers)
+    }
+}
+
+impl GatConv {
+    /// The relation form over either kind of index.
+    fn bipartite<S: Segments>(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: &S,
+        receivers: &S,
+    ) -> Tensor<2> {
+        let (ns, nd) = (x_src.dims()[0], x_dst.dims()[0]);
         let (h, c) = (self.heads, self.d_output);
         let width = if self.concat { h * c } else { c };
         if nd == 0 {
             return crate::compat::no_rows(width, &x_dst);
         }
-        let e = senders.dims()[0];
+        let e = senders.num_rows();
         let out = if e == 0 || ns == 0 {
             Tensor::<3>::zeros([nd, h, c], (&x_dst.device(), x_dst.dtype()))
         } else {
@@ -322,18 +347,12 @@ impl BipartiteConv for GatConv {
                 score(xs.clone(), &self.att_src, ns),
                 score(xd, &self.att_dst, nd),
             );
-            let alpha = burn_segment::attention_softmax(
-                src,
-                dst,
-                senders.clone(),
-                receivers.clone(),
-                None,
-                self.negative_slope,
-            );
+            let slope = self.negative_slope;
+            let alpha = S::attention_softmax(src, dst, senders, receivers, None, slope);
             let alpha = crate::compat::dropout::dropout(&self.dropout, alpha);
             let xs =
                 crate::compat::dropout::dropout(&self.feature_dropout, xs).reshape([ns, h * c]);
-            burn_segment::spmm(xs, senders, receivers, Some(alpha), nd).reshape([nd, h, c])
+            S::spmm(xs, senders, receivers, Some(alpha)).reshape([nd, h, c])
         };
         super::combine_heads(out, self.concat, self.bias.as_ref())
     }

@@ -6,11 +6,10 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::activation::{leaky_relu, relu, softmax};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph, gather_rows};
-use burn_segment::{partition_ids, segment_mean, segment_softmax};
+use burn_segment::{Segments, partition_ids, segment_mean};
 
-use super::{NodeFeatures, relation_edges};
+use super::{NodeFeatures, relation_plans};
 use crate::NnError;
-use crate::aggregation::sum_into;
 use crate::conv::glorot;
 
 /// Configuration of a [`HanConv`]; defaults are PyG's `HANConv`.
@@ -146,8 +145,8 @@ impl HanConv {
                 if n == 0 {
                     continue;
                 }
-                let (s, r) = relation_edges(graph, et);
-                let e = s.dims()[0];
+                let (s, r) = relation_plans(graph, et);
+                let e = s.num_rows();
                 if e == 0 || proj[si].dims()[0] == 0 {
                     zs.push(Tensor::zeros(
                         [n, o],
@@ -165,19 +164,9 @@ impl HanConv {
                     score(&self.att_src, &proj[si]),
                     score(&self.att_dst, &proj[ti]),
                 );
-                let logits = leaky_relu(
-                    gather_rows(a_src, s.clone()) + gather_rows(a_dst, r.clone()),
-                    self.negative_slope,
-                );
-                let alpha = crate::compat::dropout::dropout(
-                    &self.dropout,
-                    segment_softmax(logits, r.clone(), n),
-                );
-                let z = sum_into(
-                    gather_rows(proj[si].clone(), s) * alpha.unsqueeze_dim::<3>(2),
-                    r,
-                    n,
-                );
+                let logits = leaky_relu(s.gather(a_src) + r.gather(a_dst), self.negative_slope);
+                let alpha = crate::compat::dropout::dropout(&self.dropout, r.softmax(logits));
+                let z = r.sum(s.gather(proj[si].clone()) * alpha.unsqueeze_dim::<3>(2));
                 zs.push(relu(z.reshape([n, o])));
             }
             let y = match zs.len() {

@@ -12,6 +12,7 @@ use std::str::FromStr;
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph};
+use burn_segment::SegmentPlan;
 
 use crate::{GraphConv, MessagePassing, NnError, SageConv};
 
@@ -146,6 +147,25 @@ pub trait BipartiteConv {
         senders: Tensor<1, Int>,
         receivers: Tensor<1, Int>,
     ) -> Tensor<2>;
+
+    /// [`forward_bipartite`](Self::forward_bipartite) over planned edges (a relation's
+    /// [`HeteroGraph::edge_plans`]); the default runs it on the plans' ids.
+    ///
+    /// # Shapes
+    /// As [`forward_bipartite`](Self::forward_bipartite).
+    fn forward_planned(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        senders: &SegmentPlan,
+        receivers: &SegmentPlan,
+    ) -> Tensor<2> {
+        let (s, r) = (
+            senders.segment_ids().clone(),
+            receivers.segment_ids().clone(),
+        );
+        self.forward_bipartite(x_src, x_dst, s, r)
+    }
 }
 
 /// The `MessagePassing` layers whose relation form is their bipartite propagation.
@@ -160,6 +180,15 @@ macro_rules! bipartite_by_propagation {
                 r: Tensor<1, Int>,
             ) -> Tensor<2> {
                 self.propagate_bipartite(x_src, x_dst, s, r, None)
+            }
+            fn forward_planned(
+                &self,
+                x_src: Tensor<2>,
+                x_dst: Tensor<2>,
+                s: &SegmentPlan,
+                r: &SegmentPlan,
+            ) -> Tensor<2> {
+                self.propagate_planned(x_src, x_dst, s, r, None)
             }
         }
     )*};
@@ -211,11 +240,11 @@ impl<C: Module + BipartiteConv> HeteroConv<C> {
         let mut per_type: BTreeMap<&str, Vec<Tensor<2>>> = BTreeMap::new();
         for (conv, et) in self.convs.iter().zip(&self.edge_types) {
             let (x_src, x_dst) = relation_inputs(x, et)?;
-            let (s, r) = relation_edges(graph, et);
+            let (s, r) = relation_plans(graph, et);
             per_type
                 .entry(et.dst.as_str())
                 .or_default()
-                .push(conv.forward_bipartite(x_src, x_dst, s, r));
+                .push(conv.forward_planned(x_src, x_dst, &s, &r));
         }
         Ok(x.iter()
             .map(|(t, xt)| {
@@ -240,6 +269,19 @@ pub(crate) fn relation_inputs(
         })
     };
     Ok((get(&et.src)?, get(&et.dst)?))
+}
+
+/// The plans of `et`'s senders and receivers in `graph` (empty when the graph does not have
+/// the type).
+pub(crate) fn relation_plans(graph: &HeteroGraph, et: &EdgeType) -> (SegmentPlan, SegmentPlan) {
+    match graph.edge_plans(et) {
+        Some((s, r)) => (s.clone(), r.clone()),
+        None => {
+            let empty = || Tensor::<1, Int>::empty([0], &graph.device());
+            let plan = |t: &str| SegmentPlan::new(empty(), graph.num_nodes(t)).expect("no ids");
+            (plan(&et.src), plan(&et.dst))
+        }
+    }
 }
 
 /// The edges of `et` in `graph`, or none when the graph does not have the type.
