@@ -1,7 +1,10 @@
 //! Sparse feature matrices: bag-of-words node features (Cora's are 1.3 % non-zero) multiplied
 //! into a dense weight without ever forming the dense `[N, F]` input.
 
+use std::sync::{Arc, OnceLock};
+
 use burn::tensor::{Device, Int, Tensor, TensorData};
+use burn_segment::SegmentPlan;
 
 use crate::GraphError;
 
@@ -15,14 +18,14 @@ use crate::GraphError;
 /// which on the stored entries is dropout on the dense matrix: zeros stay zero).
 #[derive(Clone, Debug)]
 pub struct SparseMatrix {
-    /// Row of each stored entry, `[nnz]`, non-decreasing.
-    pub rows: Tensor<1, Int>,
-    /// Column of each stored entry, `[nnz]`.
-    pub cols: Tensor<1, Int>,
+    rows: Tensor<1, Int>,
+    cols: Tensor<1, Int>,
     /// Value of each stored entry, `[nnz]`.
     pub values: Tensor<1>,
-    /// `[rows, cols]`.
-    pub shape: [usize; 2],
+    shape: [usize; 2],
+    /// The plans of `cols` (over the columns) and `rows` (over the rows) that `matmul` runs
+    /// through, built on first use and shared by clones (the pattern never changes).
+    plans: Arc<OnceLock<(SegmentPlan, SegmentPlan)>>,
 }
 
 impl SparseMatrix {
@@ -99,7 +102,23 @@ impl SparseMatrix {
             cols: Tensor::from_data(TensorData::new(cols, [nnz]), device),
             values: Tensor::from_data(TensorData::new(values, [nnz]), device),
             shape,
+            plans: Arc::default(),
         }
+    }
+
+    /// Row of each stored entry, `[nnz]`, non-decreasing.
+    pub fn rows(&self) -> &Tensor<1, Int> {
+        &self.rows
+    }
+
+    /// Column of each stored entry, `[nnz]`.
+    pub fn cols(&self) -> &Tensor<1, Int> {
+        &self.cols
+    }
+
+    /// `[rows, cols]`.
+    pub fn shape(&self) -> [usize; 2] {
+        self.shape
     }
 
     /// Number of stored entries.
@@ -156,13 +175,16 @@ impl SparseMatrix {
             return Tensor::zeros([self.shape[0], w.dims()[1]], (&w.device(), w.dtype()));
         }
         let values = self.values.clone().cast(w.dtype()).unsqueeze_dim(1);
-        burn_segment::spmm(
-            w,
-            self.cols.clone(),
-            self.rows.clone(),
-            Some(values),
-            self.shape[0],
-        )
+        let (cols, rows) = self.plans.get_or_init(|| {
+            let plan = |ids: &Tensor<1, Int>, n| {
+                SegmentPlan::new(ids.clone(), n).expect("entries checked at construction")
+            };
+            (
+                plan(&self.cols, self.shape[1]),
+                plan(&self.rows, self.shape[0]),
+            )
+        });
+        burn_segment::spmm_planned(w, cols, rows, Some(values))
     }
 
     /// The matrix on `device`.
@@ -172,6 +194,7 @@ impl SparseMatrix {
             cols: self.cols.clone().to_device(device),
             values: self.values.clone().to_device(device),
             shape: self.shape,
+            plans: Arc::default(),
         }
     }
 }
