@@ -23,13 +23,11 @@
 //!   `GNN_BENCH_GRAPHS` picks the families (comma-separated `er`, `small_world`,
 //!   `small_world_shuffled`, `small_world_rcm`; all four by default) and
 //!   `GNN_BENCH_SMALL_WORLD_P` the rewiring probability. After each size it prints the CPU
-//!   plan cache's counters so far (hits, misses = plans built, plans held), which tell whether
-//!   a size's plans stayed cached across steps, and the CPU output pool's (hits = outputs that
-//!   reused a block, misses = blocks mapped, idle MiB held).
+//!   output pool's counters (hits = outputs that reused a block, misses = blocks mapped, idle
+//!   MiB held). The layers aggregate through the plans their graph builds once (on the first
+//!   step, before timing starts).
 //!
-//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray; `GNN_BENCH_PLAN_CACHE=0` turns
-//! off the CPU kernels' CSR plan cache, so that every step plans its edges anew (the cache is on
-//! by default, as in training); `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
+//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray; `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
 //! every large kernel output is mapped afresh (see `burn_segment::cpu::set_output_pool_capacity`).
 //! The bench calls `burn_segment::cpu::retain_freed_memory` first, as a program training on
 //! large graphs would, so that the tensors of Burn's own ops reuse freed memory;
@@ -52,9 +50,6 @@ use burn_gnn_nn::{
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 fn base() -> Device {
-    if std::env::var("GNN_BENCH_PLAN_CACHE").as_deref() == Ok("0") {
-        burn_segment::cpu::set_plan_cache_capacity(0);
-    }
     if std::env::var("GNN_BENCH_OUTPUT_POOL").as_deref() == Ok("0") {
         burn_segment::cpu::set_output_pool_capacity(0);
     }
@@ -157,7 +152,7 @@ fn cora_epoch(crit: &mut Criterion) {
     };
     eprintln!(
         "cora_epoch: {} features per node, {:.2} % non-zero ({} stored)",
-        c.sparse.shape[1],
+        c.sparse.shape()[1],
         100.0 * c.sparse.density(),
         c.sparse.nnz()
     );
@@ -331,17 +326,10 @@ fn conv(crit: &mut Criterion) {
                     b.iter(|| black_box(edge_conv.forward(x.clone(), &graph).sum().backward()))
                 });
             }
-            // Whether the plans of this size stayed cached across steps (misses = plans built).
-            let cache = burn_segment::cpu::plan_cache_stats();
-            // And how many large outputs reused a pooled block (misses = blocks mapped).
+            // How many large outputs reused a pooled block (misses = blocks mapped).
             let pool = burn_segment::cpu::output_pool_stats();
             println!(
-                "conv {prefix}E={edges}: plan cache {} hits, {} misses so far, {} plans in {} MiB; \
-             output pool {} hits, {} misses, {} MiB idle",
-                cache.hits,
-                cache.misses,
-                cache.entries,
-                cache.bytes >> 20,
+                "conv {prefix}E={edges}: output pool {} hits, {} misses, {} MiB idle",
                 pool.hits,
                 pool.misses,
                 pool.bytes >> 20

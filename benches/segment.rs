@@ -17,9 +17,9 @@
 //! - `sddmm/E=…,D=64`: the per-edge dot products [`burn_segment::sddmm`] of the same sender and
 //!   receiver rows (bytes = two gathered rows per edge + ids + output);
 //!
-//! - `plan/{sorted,random}/{built,cached}/E=…`: building the CPU kernels' CSR plan against
-//!   finding it in the plan cache ([`burn_segment::cpu::set_plan_cache_capacity`]); the other
-//!   groups run with the cache on (the default), as training on a fixed graph does;
+//! - `planned/{sum,softmax,spmm,attention}/{per_call,planned}/E=…`: each op through the free
+//!   function (ids checked and grouped for the call) against a `SegmentPlan` built once, and
+//!   `planned/new/E=…`, building that plan;
 //!
 //! - `random_rows/{permutation,gather}/E=…,D=64`: rows of 64 f32 read in a random order in
 //!   plain Rust, each row of an `[E, 64]` matrix once or `E` rows of an `[E / 10, 64]` one: the
@@ -408,49 +408,105 @@ fn fused(c: &mut Criterion) {
     group.finish();
 }
 
-/// `plan/{sorted,random}/{built,cached}/E=…`: the CPU kernels' CSR plan for `E` i64 ids into
-/// `N = E / 10` segments, timed through `segment_count` (the plan and an `N`-entry count, no
-/// data), with the plan cache turned off (`built`: range check, counting sort) and on
-/// (`cached`: the ids compared with the cached copy). Bytes = the ids read once.
-fn plan(c: &mut Criterion) {
-    if std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu") {
-        return; // the plan cache is the CPU kernels'
+/// `planned/{op}/{per_call,planned}/E=…`: the same op on the same unsorted ids (`N = E / 10`,
+/// i64, Flex), once through the free function — the ids checked and grouped for the call — and
+/// once through a `SegmentPlan` built beforehand. Ops: `sum` and `softmax` of `[E, 16]` rows, `spmm` of 64-wide
+/// rows (random senders and receivers, the receivers planned), GAT's `attention_softmax` with
+/// 8 heads. `planned/new/E=…` is the plan itself (`SegmentPlan::new`: the ids read, checked
+/// and counting-sorted, the tensors made).
+fn planned(c: &mut Criterion) {
+    use burn_segment::{SegmentPlan, Segments};
+    if std::env::var("SEGMENT_BENCH_BACKEND").is_ok_and(|b| b != "flex") {
+        return; // the CPU kernels' plans
     }
     let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000_000);
     let device = device();
-    let mut group = c.benchmark_group("plan");
+    let mut group = c.benchmark_group("planned");
     group
         .sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    for e in [100_000usize, 1_000_000, 10_000_000]
+    for e in [13_264usize, 100_000, 1_000_000, 10_000_000]
         .into_iter()
         .filter(|&e| e <= max_e)
     {
-        let n = e / 10;
-        let mut state = 11;
-        let random: Vec<i64> = (0..e)
-            .map(|_| (lcg(&mut state) % n as u64) as i64)
-            .collect();
-        let mut sorted = random.clone();
-        sorted.sort_unstable();
-        group.throughput(Throughput::Bytes((e * 8) as u64));
-        for (order, ids) in [("sorted", sorted), ("random", random)] {
-            let ids = Tensor::<1, Int>::from_data(TensorData::new(ids, [e]), (&device, DType::I64));
-            for (how, capacity) in [
-                ("built", 0),
-                ("cached", burn_segment::cpu::DEFAULT_PLAN_CACHE_BYTES),
-            ] {
-                burn_segment::cpu::set_plan_cache_capacity(capacity);
-                let id = BenchmarkId::new(format!("{order}/{how}"), format!("E={e}"));
-                group.bench_function(id, |b| {
-                    b.iter(|| black_box(burn_segment::segment_count(ids.clone(), n)))
-                });
-            }
-        }
+        let n = (e / 10).max(1);
+        let mut state = 5;
+        let mut ids = |len: usize, n: usize| -> Tensor<1, Int> {
+            let v: Vec<i64> = (0..len)
+                .map(|_| (lcg(&mut state) % n as u64) as i64)
+                .collect();
+            Tensor::from_data(TensorData::new(v, [len]), (&device, DType::I64))
+        };
+        let (senders, receivers) = (ids(e, n), ids(e, n));
+        let floats = |rows: usize, d: usize| {
+            Tensor::<2>::random(
+                [rows, d],
+                burn::tensor::Distribution::Uniform(-1.0, 1.0),
+                &device,
+            )
+        };
+        let (rows16, x64, scores) = (floats(e, 16), floats(n, 64), floats(n, 8));
+        let id = |op: &str, how: &str| BenchmarkId::new(format!("{op}/{how}"), format!("E={e}"));
+        group.throughput(Throughput::Elements(e as u64));
+        group.bench_function(BenchmarkId::new("new", format!("E={e}")), |b| {
+            b.iter(|| black_box(SegmentPlan::new(receivers.clone(), n).unwrap()))
+        });
+        let (s_plan, r_plan) = (
+            SegmentPlan::new(senders.clone(), n).unwrap(),
+            SegmentPlan::new(receivers.clone(), n).unwrap(),
+        );
+        group.bench_function(id("sum", "per_call"), |b| {
+            b.iter(|| {
+                black_box(burn_segment::segment_sum(
+                    rows16.clone(),
+                    receivers.clone(),
+                    n,
+                ))
+            })
+        });
+        group.bench_function(id("sum", "planned"), |b| {
+            b.iter(|| black_box(r_plan.sum(rows16.clone())))
+        });
+        group.bench_function(id("softmax", "per_call"), |b| {
+            b.iter(|| {
+                black_box(burn_segment::segment_softmax(
+                    rows16.clone(),
+                    receivers.clone(),
+                    n,
+                ))
+            })
+        });
+        group.bench_function(id("softmax", "planned"), |b| {
+            b.iter(|| black_box(r_plan.softmax(rows16.clone())))
+        });
+        group.bench_function(id("spmm", "per_call"), |b| {
+            b.iter(|| {
+                let (s, r) = (senders.clone(), receivers.clone());
+                black_box(burn_segment::spmm(x64.clone(), s, r, None, n))
+            })
+        });
+        group.bench_function(id("spmm", "planned"), |b| {
+            b.iter(|| black_box(SegmentPlan::spmm(x64.clone(), &s_plan, &r_plan, None)))
+        });
+        group.bench_function(id("attention", "per_call"), |b| {
+            b.iter(|| {
+                let (s, r) = (senders.clone(), receivers.clone());
+                let (src, dst) = (scores.clone(), scores.clone());
+                black_box(burn_segment::attention_softmax(src, dst, s, r, None, 0.2))
+            })
+        });
+        group.bench_function(id("attention", "planned"), |b| {
+            b.iter(|| {
+                let (src, dst) = (scores.clone(), scores.clone());
+                black_box(SegmentPlan::attention_softmax(
+                    src, dst, &s_plan, &r_plan, None, 0.2,
+                ))
+            })
+        });
     }
     group.finish();
 }
@@ -587,7 +643,7 @@ criterion_group!(
     device_triad,
     segment_ops,
     fused,
-    plan,
+    planned,
     random_rows
 );
 criterion_main!(benches);

@@ -31,6 +31,31 @@ fn segment_ops_chapter() {
 }
 
 #[test]
+fn segment_plan_chapter() {
+    // ANCHOR: segment_plan
+    use burn_gnn::segment::{SegmentError, SegmentPlan, Segments, spmm_planned};
+
+    let device = Device::flex();
+    let receivers = Tensor::<1, Int>::from_ints([2, 0, 2, 1], &device);
+    let senders = Tensor::<1, Int>::from_ints([0, 1, 1, 2], &device);
+    // Checked and grouped once: a bad id is an error here, never a panic in a kernel later.
+    let by_receiver = SegmentPlan::new(receivers, 3).expect("ids in range");
+    let by_sender = SegmentPlan::new(senders, 3).expect("ids in range");
+    let bad = SegmentPlan::new(Tensor::<1, Int>::from_ints([0, 3], &device), 3);
+    assert!(matches!(bad, Err(SegmentError::IdOutOfRange { id: 3, .. })));
+    // Every op through the plan: no check, sort or lookup; the backward reuses the plan.
+    let messages = Tensor::<2>::from_floats([[1.0], [2.0], [3.0], [4.0]], &device);
+    let summed = by_receiver.sum(messages.clone());
+    let weights = by_receiver.softmax(messages);
+    let x = Tensor::<2>::from_floats([[1.0], [10.0], [100.0]], &device);
+    let h = spmm_planned(x, &by_sender, &by_receiver, Some(weights));
+    let values = |t: Tensor<2>| t.into_data().iter::<f32>().collect::<Vec<_>>();
+    assert_eq!(values(summed), [2.0, 4.0, 4.0]);
+    assert_eq!(values(h)[1], 100.0); // node 1's only message: x[2] with weight 1
+    // ANCHOR_END: segment_plan
+}
+
+#[test]
 fn graphs_tuple_chapter() {
     // ANCHOR: graphs_tuple
     use burn_gnn::graph::{GraphsTuple, batch};

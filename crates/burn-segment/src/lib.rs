@@ -34,7 +34,7 @@
 //! planned fused ops ([`spmm_planned`], [`sddmm_planned`], [`attention_softmax_planned`]) give
 //! the free functions' results (bit for bit on the CPU backends) without validating, sorting or
 //! looking anything up, and their backward passes reuse the same plan. A free function plans its
-//! ids on every call (the CPU backends keep recent plans in a cache, below).
+//! ids on every call; nothing is cached behind the caller's back.
 //!
 //! # The contract
 //!
@@ -94,9 +94,7 @@
 //! feature, `Cube` (wgpu, through `Fusion`, which records each op and runs the kernel lazily)
 //! uses CubeCL kernels for f32 and i32 data with i32 or i64 ids; other dtypes (f64, f16, i64
 //! data) take the composite defaults in [`composite`]. The CPU kernels group rows through a CSR
-//! plan of the ids and keep the last few plans in a content-verified cache (a plan is reused only
-//! for ids equal to those it was built from), so training on a fixed graph plans its edges once;
-//! see [`cpu::set_plan_cache_capacity`] and [`cpu::plan_cache_stats`]. On Linux, Flex's kernel
+//! plan of the ids: the one a [`SegmentPlan`] holds, or one built for the call. On Linux, Flex's kernel
 //! outputs of [`cpu::POOLED_OUTPUT_BYTES`] or more come from a pool of huge-page blocks that a
 //! tensor gives back when dropped, so a training loop stops faulting in and clearing fresh pages
 //! at every step; see [`cpu::set_output_pool_capacity`] and [`cpu::output_pool_stats`]. Burn's

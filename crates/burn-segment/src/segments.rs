@@ -174,8 +174,7 @@ pub trait Segments: sealed::Sealed {
 }
 
 /// Ids given per call with their number of segments: what the free functions reduce over.
-/// The backend checks and groups the ids on every call (the CPU backends through a cache of
-/// recent plans).
+/// The backend checks and groups the ids on every call.
 #[derive(Clone, Debug)]
 pub struct SegmentIds {
     ids: Tensor<1, Int>,

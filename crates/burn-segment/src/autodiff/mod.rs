@@ -99,6 +99,7 @@ fn extreme<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
         }
     }
 }
+// ANCHOR: autodiff_softmax
 /// A tracked softmax over `g`'s ids.
 fn softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
     data: FloatTensor<Autodiff<B, C>>,
@@ -114,6 +115,7 @@ fn softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
         OpsKind::UnTracked(prep) => prep.finish(g.softmax(data)),
     }
 }
+// ANCHOR_END: autodiff_softmax
 
 /// A tracked `spmm` of `x`'s rows (indexed by `senders`) into the receivers' segments.
 fn spmm<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
@@ -318,7 +320,6 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         extreme::<B, C, _>(data, inner(plan), which)
     }
 
-    // ANCHOR: autodiff_softmax
     fn segment_softmax(
         data: FloatTensor<Self>,
         segment_ids: IntTensor<Self>,
@@ -326,7 +327,6 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
     ) -> FloatTensor<Self> {
         softmax::<B, C, _>(data, ids(segment_ids, num_segments))
     }
-    // ANCHOR_END: autodiff_softmax
 
     fn segment_softmax_planned(
         data: FloatTensor<Self>,

@@ -7,18 +7,14 @@ mod heap;
 pub(crate) mod kernels;
 mod ops;
 mod output;
-mod plan_cache;
 pub(crate) mod simd;
 mod tensor;
 
 pub use heap::retain_freed_memory;
+pub use ops::unplanned_calls_on_this_thread;
 pub use output::{
     DEFAULT_OUTPUT_POOL_BYTES, OutputPoolStats, POOLED_OUTPUT_BYTES, clear_output_pool,
     output_pool_stats, set_output_pool_capacity,
-};
-pub use plan_cache::{
-    DEFAULT_PLAN_CACHE_BYTES, MAX_PLAN_CACHE_ENTRIES, PlanCacheStats, clear_plan_cache,
-    plan_cache_stats, set_plan_cache_capacity, unplanned_calls_on_this_thread,
 };
 
 use burn::backend::{Flex, NdArray, TensorMetadata};
@@ -49,7 +45,7 @@ fn check_index_plan<B: burn::backend::Backend>(
 
 /// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
 /// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
-/// An unplanned op plans its ids through the plan cache; a planned one reads the plan it is
+/// An unplanned op plans its ids for the call; a planned one reads the plan it is
 /// given.
 macro_rules! impl_cpu_backend {
     ($backend:ty) => {

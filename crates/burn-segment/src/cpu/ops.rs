@@ -1,26 +1,40 @@
-//! The reductions on CPU tensors: ids planned (or found in the plan cache) and checked, data
-//! read as slices, the slice kernels run, the outputs made tensors.
+//! The reductions on CPU tensors: ids planned (per call, or read from a `SegmentPlan`) and
+//! checked, data read as slices, the slice kernels run, the outputs made tensors.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::cell::Cell;
 
 use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{DType, Shape};
 
 use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem};
-use super::plan_cache;
 use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
 use crate::backend::flat_rows;
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction};
 
-/// The CSR plan of a 1-D id tensor (i32 or i64), from the plan cache when these ids were
-/// planned before.
-pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> Arc<CsrPlan<'static>> {
+thread_local! {
+    static UNPLANNED_HERE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times a CPU kernel called on this thread planned its ids per call (an unplanned op:
+/// a free function, or `SegmentIds`). An op through a [`SegmentPlan`](crate::SegmentPlan) never
+/// does; this tells the two apart (the layers' tests assert that a planned graph's forward and
+/// backward plan nothing).
+pub fn unplanned_calls_on_this_thread() -> u64 {
+    UNPLANNED_HERE.get()
+}
+
+/// The CSR plan of a 1-D id tensor (i32 or i64), built for this call.
+///
+/// # Panics
+/// If an id lies outside `[0, num_segments)`, naming it and its position.
+pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> CsrPlan<'static> {
+    UNPLANNED_HERE.set(UNPLANNED_HERE.get() + 1);
     match ids.dtype() {
-        DType::I64 => plan_cache::plan(&ids.values::<i64>(), num_segments),
-        DType::I32 => plan_cache::plan(&ids.values::<i32>(), num_segments),
+        DType::I64 => CsrPlan::new(&ids.values::<i64>(), num_segments),
+        DType::I32 => CsrPlan::new(&ids.values::<i32>(), num_segments),
         other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
     }
 }

@@ -311,9 +311,8 @@ fn arguments_and_counts_use_the_ids_dtype() {
     }
 }
 
-/// The CPU backends cache a plan per set of ids: ids edited in place (same length, same
-/// `num_segments`), or the same ids again after others, must give the reference results, never
-/// those of a plan built for other ids.
+/// Ids edited in place (same length, same `num_segments`), or the same ids again after others,
+/// give the reference results: no op ever reuses a plan built for other ids.
 #[test]
 fn repeated_and_edited_ids_never_reuse_a_stale_plan() {
     let data: Vec<f64> = (0..6 * 2).map(|v| ((v * 5) % 7) as f64 - 3.0).collect();

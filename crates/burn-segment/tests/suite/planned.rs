@@ -5,8 +5,11 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use burn::tensor::{DType, Tensor};
+use burn::tensor::{Device, Int, TensorData};
 use burn_segment::reference::*;
-use burn_segment::{SegmentError, SegmentPlan, SegmentReduction, Segments};
+use burn_segment::{
+    SegmentError, SegmentPlan, SegmentReduction, Segments, attention_softmax_planned, spmm_planned,
+};
 
 use crate::common::*;
 
@@ -159,4 +162,51 @@ fn planned_ops_name_a_row_count_that_does_not_match_the_plan() {
         msg.contains("the spmm sender plan has 2 segments but indexes 3 rows"),
         "{msg}"
     );
+}
+
+/// Forward and backward, the CPU kernels read the plan they are given and plan nothing per call
+/// (counted per thread, so parallel tests do not interfere).
+#[test]
+fn planned_forward_and_backward_passes_plan_nothing_per_call() {
+    let device = Device::flex().autodiff();
+    let ids =
+        |v: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(v.to_vec(), [v.len()]), &device);
+    let (senders, receivers) = (ids(&[0, 2, 1, 2, 0]), ids(&[1, 0, 1, 2, 1]));
+    let senders = SegmentPlan::new(senders, 3).unwrap();
+    let receivers = SegmentPlan::new(receivers, 3).unwrap();
+    let x = Tensor::<2>::from_floats([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]], &device).require_grad();
+    let scores = Tensor::<2>::from_floats([[0.1], [0.7], [-0.3]], &device).require_grad();
+
+    let before = burn_segment::cpu::unplanned_calls_on_this_thread();
+    let messages = receivers.gather(x.clone()) * 2.0;
+    let alpha = attention_softmax_planned(
+        scores.clone(),
+        scores.clone(),
+        &senders,
+        &receivers,
+        None,
+        0.2,
+    );
+    let h = spmm_planned(x.clone(), &senders, &receivers, Some(alpha));
+    let pooled = receivers.sum(messages.clone())
+        + receivers.max(messages.clone())
+        + receivers.mean(messages.clone())
+        + receivers.logsumexp(messages.clone())
+        + receivers.prod(messages.clone());
+    let loss = (h + pooled).sum() + receivers.softmax(messages).sum();
+    let grads = loss.backward();
+    let (gx, gs) = (x.grad(&grads).unwrap(), scores.grad(&grads).unwrap());
+    assert!(gx.into_data().iter::<f32>().all(f32::is_finite));
+    assert!(gs.into_data().iter::<f32>().all(f32::is_finite));
+    assert_eq!(
+        burn_segment::cpu::unplanned_calls_on_this_thread(),
+        before,
+        "a planned op planned its ids per call"
+    );
+
+    // The check can fail: the same op unplanned plans per call.
+    let before = burn_segment::cpu::unplanned_calls_on_this_thread();
+    let rows = receivers.gather(x);
+    let _ = burn_segment::segment_sum(rows, receivers.segment_ids().clone(), 3);
+    assert!(burn_segment::cpu::unplanned_calls_on_this_thread() > before);
 }
