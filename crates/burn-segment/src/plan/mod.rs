@@ -8,23 +8,24 @@ use crate::cpu::kernels::CsrPlan;
 use crate::validate::SegmentError;
 
 /// The backend form of a [`SegmentPlan`], as the planned methods of
-/// [`SegmentBackend`](crate::SegmentBackend) receive it. Only [`SegmentPlan`] builds one, so a
-/// backend may trust what it holds (ids in range, offsets and order consistent with them).
+/// [`SegmentBackend`](crate::SegmentBackend) receive it. Its fields are private and only
+/// [`SegmentPlan`] builds one, so the kernels may trust what it holds (ids in range, offsets
+/// and a permutation consistent with them): they write rows through it without checks.
 #[derive(ExtensionType, Debug)]
 #[extension_type(fusion: cfg(feature = "wgpu"))]
 pub struct SegmentPlanPrimitive<B: Backend> {
     /// The ids the plan was built from, `[E]`.
-    pub segment_ids: IntTensor<B>,
+    pub(crate) segment_ids: IntTensor<B>,
     /// CSR offsets, `[num_segments + 1]`: segment `s` holds positions `offsets[s]..offsets[s + 1]`
     /// of `order`.
-    pub offsets: IntTensor<B>,
+    pub(crate) offsets: IntTensor<B>,
     /// The rows grouped by segment, stable, `[E]`; empty (`[0]`) when the ids were sorted and
     /// the grouping is the identity.
-    pub order: IntTensor<B>,
+    pub(crate) order: IntTensor<B>,
     /// The number of segments.
-    pub num_segments: usize,
+    pub(crate) num_segments: usize,
     /// Whether the ids were sorted (non-decreasing).
-    pub sorted: bool,
+    pub(crate) sorted: bool,
 }
 
 impl<B: Backend> Clone for SegmentPlanPrimitive<B> {
@@ -162,7 +163,7 @@ impl SegmentPlan {
     }
 
     /// The backend form, for the planned methods of [`SegmentBackend`](crate::SegmentBackend).
-    pub fn primitive(&self) -> SegmentPlanPrimitive<burn::backend::Dispatch> {
+    pub(crate) fn primitive(&self) -> SegmentPlanPrimitive<burn::backend::Dispatch> {
         SegmentPlanPrimitive {
             segment_ids: self.segment_ids.clone().into_dispatch(),
             offsets: self.offsets.clone().into_dispatch(),
