@@ -125,6 +125,17 @@ impl SegmentPlan {
         })
     }
 
+    /// The plan of consecutive partitions of `rows` rows given by their sizes (`[P]`; the
+    /// `partition_*` functions' input): `P` segments, sorted ids.
+    ///
+    /// # Errors
+    /// [`SegmentError::NegativePartition`] or [`SegmentError::PartitionSumMismatch`].
+    pub fn from_partitions(partitions: Tensor<1, Int>, rows: usize) -> Result<Self, SegmentError> {
+        crate::validate_partitions(&partitions, rows)?;
+        let p = partitions.dims()[0];
+        Self::new(crate::partition_ids(partitions, rows), p)
+    }
+
     /// The ids the plan was built from, `[E]`.
     pub fn segment_ids(&self) -> &Tensor<1, Int> {
         &self.segment_ids

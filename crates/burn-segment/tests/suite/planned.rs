@@ -41,6 +41,32 @@ fn a_plan_holds_offsets_counts_and_sortedness() {
 }
 
 #[test]
+fn a_plan_of_partitions_groups_consecutive_rows_and_rejects_bad_sizes() {
+    for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+        let plan = SegmentPlan::from_partitions(ids(&[2, 0, 3], &t.device, false), 5).unwrap();
+        assert!(plan.is_sorted(), "{}", t.name);
+        assert_eq!(
+            read_int(plan.segment_ids().clone()),
+            [0, 0, 2, 2, 2],
+            "{}",
+            t.name
+        );
+        let x = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0], [5, 1], &t.device);
+        let want = read(burn_segment::partition_sum(
+            x.clone(),
+            ids(&[2, 0, 3], &t.device, false),
+        ));
+        assert_eq!(read(plan.sum(x)), want, "{}", t.name);
+        let short = SegmentPlan::from_partitions(ids(&[2, 2], &t.device, false), 5);
+        let want = SegmentError::PartitionSumMismatch { sum: 4, rows: 5 };
+        assert_eq!(short.unwrap_err(), want, "{}", t.name);
+        let negative = SegmentPlan::from_partitions(ids(&[6, -1], &t.device, false), 5);
+        let want = SegmentError::NegativePartition { index: 1, size: -1 };
+        assert_eq!(negative.unwrap_err(), want, "{}", t.name);
+    }
+}
+
+#[test]
 fn a_plan_rejects_bad_ids_with_a_typed_error_on_every_backend() {
     for t in targets().into_iter().filter(|t| t.path == Path::Public) {
         for (bad, position, id) in [(&[0, 1, 3, 9][..], 3, 9), (&[0, -1, 5][..], 1, -1)] {
