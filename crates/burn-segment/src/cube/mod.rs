@@ -19,6 +19,10 @@
 //! output is 0): nothing is ever written out of bounds, and nothing panics, unlike the CPU
 //! backends. Max / min of `-0.0` and `0.0` give `0.0` (they share a key).
 //!
+//! Through a `SegmentPlan`, unsorted ids are put in grouped order first (a gather through the
+//! plan's permutation), so planned reductions, softmax and `spmm` always take the CSR kernels
+//! (see `planned`).
+//!
 //! The fused `spmm` follows the sum's two strategies over the receivers, `sddmm` runs one unit
 //! per edge and head, and `attention_softmax` one logits kernel before the softmax kernels, its
 //! backward the segment-sum kernels and one gradient kernel (see the `fused` module).
@@ -27,6 +31,7 @@ mod attention;
 mod csr;
 mod fused;
 mod ops;
+mod planned;
 mod unsorted;
 
 /// Every kernel, by name.
@@ -48,6 +53,7 @@ use burn_cubecl::{CubeBackend, tensor::CubeTensor};
 use cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise, features::AtomicUsage, ir::Type};
 
 use crate::composite;
+use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 use ops::{count, extreme, gather, softmax, sum_prod};
 
@@ -231,6 +237,79 @@ impl SegmentBackend for CubeBackend {
             return composite::int_extreme::<Self>(data, ids, n, which);
         }
         extreme(data, ids, n, which)
+    }
+
+    fn segment_reduce_planned(
+        data: FloatTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+        r: SegmentReduction,
+    ) -> FloatTensor<Self> {
+        if data.dtype != DType::F32 || !planned::takes(&p) {
+            return Self::segment_reduce(data, p.segment_ids, p.num_segments, r);
+        }
+        planned::reduce_planned(data, &p, r, false)
+    }
+
+    fn segment_extreme_planned(
+        data: FloatTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+        which: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        if data.dtype != DType::F32 || !planned::takes(&p) {
+            return Self::segment_extreme(data, p.segment_ids, p.num_segments, which);
+        }
+        planned::extreme_planned(data, &p, which, false)
+    }
+
+    fn segment_softmax_planned(
+        data: FloatTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        if data.dtype != DType::F32 || !planned::takes(&p) {
+            return Self::segment_softmax(data, p.segment_ids, p.num_segments);
+        }
+        planned::softmax_planned(data, &p)
+    }
+
+    fn int_segment_reduce_planned(
+        data: IntTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+        r: SegmentReduction,
+    ) -> IntTensor<Self> {
+        if data.dtype != DType::I32 || !planned::takes(&p) {
+            return Self::int_segment_reduce(data, p.segment_ids, p.num_segments, r);
+        }
+        planned::reduce_planned(data, &p, r, true)
+    }
+
+    fn int_segment_extreme_planned(
+        data: IntTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+        which: SegmentExtreme,
+    ) -> (IntTensor<Self>, IntTensor<Self>) {
+        if data.dtype != DType::I32 || !planned::takes(&p) {
+            return Self::int_segment_extreme(data, p.segment_ids, p.num_segments, which);
+        }
+        planned::extreme_planned(data, &p, which, true)
+    }
+
+    fn segment_spmm_planned(
+        x: FloatTensor<Self>,
+        weights: FloatTensor<Self>,
+        senders: SegmentPlanPrimitive<Self>,
+        receivers: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        let f32s = x.dtype == DType::F32 && weights.dtype == DType::F32;
+        let same_ids = senders.segment_ids.dtype == receivers.segment_ids.dtype;
+        if !f32s || !planned::takes(&senders) || !planned::takes(&receivers) || !same_ids {
+            let (s, r, n) = (
+                senders.segment_ids,
+                receivers.segment_ids,
+                receivers.num_segments,
+            );
+            return Self::segment_spmm(x, weights, s, r, n);
+        }
+        planned::spmm_planned(x, weights, &senders, &receivers)
     }
 
     fn segment_count(ids: IntTensor<Self>, n: usize) -> IntTensor<Self> {

@@ -156,6 +156,61 @@ fn planned_ops_give_the_free_functions_bits() {
     }
 }
 
+/// Planned reductions over unsorted ids take the sorted, atomic-free kernels on every backend:
+/// the same bits on every call, and the CPU kernels' bits (segments under 4,096 rows).
+#[test]
+fn planned_reductions_over_unsorted_ids_are_repeatable_and_equal_the_cpu_bits() {
+    let (e, n, d) = (5000usize, 50usize, 4usize);
+    let mut state = 7u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        state >> 33
+    };
+    let seg: Vec<i64> = (0..e).map(|_| (next() % n as u64) as i64).collect();
+    let data: Vec<f64> = (0..e * d)
+        .map(|_| (next() % 20001) as f64 / 1000.0 - 10.0)
+        .map(|v| v as f32 as f64)
+        .collect();
+    let run = |device: &burn::tensor::Device| {
+        let plan = SegmentPlan::new(ids(&seg, device, true), n).unwrap();
+        let x = || f32s(&data, [e, d], device);
+        let (max, arg) = plan.max_with_indices(x());
+        (
+            read(plan.sum(x())),
+            read(max),
+            read_int(arg),
+            read(plan.softmax(x())),
+            read(SegmentPlan::spmm(
+                f32s(&data[..n * d], [n, d], device),
+                &plan,
+                &plan,
+                None,
+            )),
+        )
+    };
+    let cpu = run(&Device::flex());
+    for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+        let (first, again) = (run(&t.device), run(&t.device));
+        assert_eq!(
+            first.0, again.0,
+            "{}: planned sums differ between calls",
+            t.name
+        );
+        assert_eq!(
+            first.4, again.4,
+            "{}: planned spmm differs between calls",
+            t.name
+        );
+        assert_eq!(first.0, cpu.0, "{}: planned sum vs the CPU's bits", t.name);
+        assert_eq!(first.1, cpu.1, "{}: planned max", t.name);
+        assert_eq!(first.2, cpu.2, "{}: planned argmax", t.name);
+        assert_eq!(first.4, cpu.4, "{}: planned spmm vs the CPU's bits", t.name);
+        assert_close(t.name, &first.3, &cpu.3, 1e-6, 1e-7);
+    }
+}
+
 #[test]
 fn a_plan_moved_to_another_device_gives_the_same_results() {
     let seg = [1i64, 0, 1, 2];
