@@ -83,7 +83,8 @@
 //!   sorted ids take CSR kernels that reduce in row order (sums bitwise equal to the CPU
 //!   kernels' for segments of up to 4,096 rows), and so do unsorted ids through a
 //!   [`SegmentPlan`] (its permutation puts the rows in grouped order first: planned sums,
-//!   extremes, softmax and `spmm` are repeatable and equal the CPU's bits). Unsorted ids without
+//!   extremes, softmax, `spmm` and attention are repeatable, and sums, extremes and `spmm`
+//!   equal the CPU's bits). Unsorted ids without
 //!   a plan take atomics, where max, min, their arguments and counts are still exact, but the
 //!   last bits of a float sum (and of mean, softmax, logsumexp) may change from run to run.
 //! - **Execution context.** The CPU kernels run on the rayon pool of their caller: inside

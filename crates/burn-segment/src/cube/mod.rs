@@ -20,8 +20,8 @@
 //! backends. Max / min of `-0.0` and `0.0` give `0.0` (they share a key).
 //!
 //! Through a `SegmentPlan`, unsorted ids are put in grouped order first (a gather through the
-//! plan's permutation), so planned reductions, softmax and `spmm` always take the CSR kernels
-//! (see `planned`).
+//! plan's permutation), so planned reductions, softmax, `spmm` and attention always take the
+//! CSR kernels (see `planned`).
 //!
 //! The fused `spmm` follows the sum's two strategies over the receivers, `sddmm` runs one unit
 //! per edge and head, and `attention_softmax` one logits kernel before the softmax kernels, its
@@ -310,6 +310,44 @@ impl SegmentBackend for CubeBackend {
             return Self::segment_spmm(x, weights, s, r, n);
         }
         planned::spmm_planned(x, weights, &senders, &receivers)
+    }
+
+    fn segment_attention_softmax_planned(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        senders: SegmentPlanPrimitive<Self>,
+        receivers: SegmentPlanPrimitive<Self>,
+        slope: f64,
+    ) -> FloatTensor<Self> {
+        let f32s = [&src, &dst, &bias].iter().all(|t| t.dtype == DType::F32);
+        let same_ids = senders.segment_ids.dtype == receivers.segment_ids.dtype;
+        if !f32s || !planned::takes(&senders) || !planned::takes(&receivers) || !same_ids {
+            let (s, r) = (senders.segment_ids, receivers.segment_ids);
+            return Self::segment_attention_softmax(src, dst, bias, s, r, slope);
+        }
+        planned::attention_planned([src, dst, bias], &senders, &receivers, slope)
+    }
+
+    fn segment_attention_backward_planned(
+        src: FloatTensor<Self>,
+        dst: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+        senders: SegmentPlanPrimitive<Self>,
+        receivers: SegmentPlanPrimitive<Self>,
+        alpha: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        slope: f64,
+    ) -> FloatTensor<Self> {
+        let tensors = [src, dst, bias, alpha, grad];
+        let f32s = tensors.iter().all(|t| t.dtype == DType::F32);
+        let same_ids = senders.segment_ids.dtype == receivers.segment_ids.dtype;
+        if !f32s || !planned::takes(&senders) || !planned::takes(&receivers) || !same_ids {
+            let [src, dst, bias, alpha, grad] = tensors;
+            let (s, r) = (senders.segment_ids, receivers.segment_ids);
+            return Self::segment_attention_backward(src, dst, bias, s, r, alpha, grad, slope);
+        }
+        planned::attention_backward_planned(tensors, &senders, &receivers, slope)
     }
 
     fn segment_count(ids: IntTensor<Self>, n: usize) -> IntTensor<Self> {

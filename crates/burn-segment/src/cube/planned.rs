@@ -8,7 +8,7 @@ use burn::backend::{Scalar, TensorMetadata, get_device_settings};
 use burn::tensor::{DType, Shape, ops::IndexingUpdateOp};
 use burn_cubecl::{CubeBackend, tensor::CubeTensor};
 
-use super::{extreme, fused, reduce, softmax};
+use super::{attention, extreme, fused, reduce, softmax};
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction};
 
@@ -83,6 +83,61 @@ pub(super) fn softmax_planned(data: CubeTensor, p: &Plan) -> CubeTensor {
     CubeBackend::float_select_assign(zeros, 0, p.order.clone(), y, IndexingUpdateOp::Add)
 }
 
+/// Rows (dim 0) of per-edge `values` in the receivers' grouped order.
+fn edges_grouped(values: CubeTensor, r: &Plan) -> CubeTensor {
+    CubeBackend::float_select(values, 0, r.order.clone())
+}
+
+/// Per-edge results in grouped order, back in the edges' order (each row written once).
+fn edges_back(grouped: CubeTensor, r: &Plan) -> CubeTensor {
+    let zeros = CubeBackend::float_zeros(grouped.shape(), &grouped.device, grouped.dtype.into());
+    CubeBackend::float_select_assign(zeros, 0, r.order.clone(), grouped, IndexingUpdateOp::Add)
+}
+
+/// The senders and receivers in the receivers' grouped order.
+fn ids_grouped(s: &Plan, r: &Plan) -> (CubeTensor, CubeTensor) {
+    let order = r.order.clone();
+    (
+        CubeBackend::int_select(s.segment_ids.clone(), 0, order.clone()),
+        CubeBackend::int_select(r.segment_ids.clone(), 0, order),
+    )
+}
+
+/// GAT's attention softmax with the edges in the receivers' grouped order, back in edge order.
+pub(super) fn attention_planned(
+    [src, dst, bias]: [CubeTensor; 3],
+    s: &Plan,
+    r: &Plan,
+    slope: f64,
+) -> CubeTensor {
+    if r.sorted {
+        let (si, ri) = (s.segment_ids.clone(), r.segment_ids.clone());
+        return attention::attention_softmax(src, dst, bias, si, ri, slope);
+    }
+    let (si, ri) = ids_grouped(s, r);
+    let alpha = attention::attention_softmax(src, dst, edges_grouped(bias, r), si, ri, slope);
+    edges_back(alpha, r)
+}
+
+/// The attention's raw-score gradient with the edges in grouped order, back in edge order.
+pub(super) fn attention_backward_planned(
+    [src, dst, bias, alpha, grad]: [CubeTensor; 5],
+    s: &Plan,
+    r: &Plan,
+    slope: f64,
+) -> CubeTensor {
+    if r.sorted {
+        let (si, ri) = (s.segment_ids.clone(), r.segment_ids.clone());
+        return attention::attention_backward(src, dst, bias, si, ri, alpha, grad, slope);
+    }
+    let (si, ri) = ids_grouped(s, r);
+    let [bias, alpha, grad] = [bias, alpha, grad].map(|t| edges_grouped(t, r));
+    edges_back(
+        attention::attention_backward(src, dst, bias, si, ri, alpha, grad, slope),
+        r,
+    )
+}
+
 /// `spmm` with the edges in the receivers' grouped order.
 pub(super) fn spmm_planned(x: CubeTensor, w: CubeTensor, s: &Plan, r: &Plan) -> CubeTensor {
     if r.sorted {
@@ -94,9 +149,6 @@ pub(super) fn spmm_planned(x: CubeTensor, w: CubeTensor, s: &Plan, r: &Plan) -> 
             r.num_segments,
         );
     }
-    let order = r.order.clone();
-    let senders = CubeBackend::int_select(s.segment_ids.clone(), 0, order.clone());
-    let w = CubeBackend::float_select(w, 0, order.clone());
-    let receivers = CubeBackend::int_select(r.segment_ids.clone(), 0, order);
-    fused::spmm(x, w, senders, receivers, r.num_segments)
+    let (senders, receivers) = ids_grouped(s, r);
+    fused::spmm(x, edges_grouped(w, r), senders, receivers, r.num_segments)
 }
