@@ -85,21 +85,31 @@ pub(super) fn softmax_planned(data: CubeTensor, p: &Plan) -> CubeTensor {
 
 /// Rows (dim 0) of per-edge `values` in the receivers' grouped order.
 fn edges_grouped(values: CubeTensor, r: &Plan) -> CubeTensor {
-    CubeBackend::float_select(values, 0, r.order.clone())
+    match r.sorted {
+        true => values,
+        false => CubeBackend::float_select(values, 0, r.order.clone()),
+    }
 }
 
 /// Per-edge results in grouped order, back in the edges' order (each row written once).
 fn edges_back(grouped: CubeTensor, r: &Plan) -> CubeTensor {
+    if r.sorted {
+        return grouped;
+    }
     let zeros = CubeBackend::float_zeros(grouped.shape(), &grouped.device, grouped.dtype.into());
     CubeBackend::float_select_assign(zeros, 0, r.order.clone(), grouped, IndexingUpdateOp::Add)
 }
 
 /// The senders and receivers in the receivers' grouped order.
 fn ids_grouped(s: &Plan, r: &Plan) -> (CubeTensor, CubeTensor) {
+    let (senders, receivers) = (s.segment_ids.clone(), r.segment_ids.clone());
+    if r.sorted {
+        return (senders, receivers);
+    }
     let order = r.order.clone();
     (
-        CubeBackend::int_select(s.segment_ids.clone(), 0, order.clone()),
-        CubeBackend::int_select(r.segment_ids.clone(), 0, order),
+        CubeBackend::int_select(senders, 0, order.clone()),
+        CubeBackend::int_select(receivers, 0, order),
     )
 }
 
@@ -110,10 +120,6 @@ pub(super) fn attention_planned(
     r: &Plan,
     slope: f64,
 ) -> CubeTensor {
-    if r.sorted {
-        let (si, ri) = (s.segment_ids.clone(), r.segment_ids.clone());
-        return attention::attention_softmax(src, dst, bias, si, ri, slope);
-    }
     let (si, ri) = ids_grouped(s, r);
     let alpha = attention::attention_softmax(src, dst, edges_grouped(bias, r), si, ri, slope);
     edges_back(alpha, r)
@@ -126,10 +132,6 @@ pub(super) fn attention_backward_planned(
     r: &Plan,
     slope: f64,
 ) -> CubeTensor {
-    if r.sorted {
-        let (si, ri) = (s.segment_ids.clone(), r.segment_ids.clone());
-        return attention::attention_backward(src, dst, bias, si, ri, alpha, grad, slope);
-    }
     let (si, ri) = ids_grouped(s, r);
     let [bias, alpha, grad] = [bias, alpha, grad].map(|t| edges_grouped(t, r));
     edges_back(
@@ -140,15 +142,6 @@ pub(super) fn attention_backward_planned(
 
 /// `spmm` with the edges in the receivers' grouped order.
 pub(super) fn spmm_planned(x: CubeTensor, w: CubeTensor, s: &Plan, r: &Plan) -> CubeTensor {
-    if r.sorted {
-        return fused::spmm(
-            x,
-            w,
-            s.segment_ids.clone(),
-            r.segment_ids.clone(),
-            r.num_segments,
-        );
-    }
     let (senders, receivers) = ids_grouped(s, r);
     fused::spmm(x, edges_grouped(w, r), senders, receivers, r.num_segments)
 }

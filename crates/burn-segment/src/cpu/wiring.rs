@@ -1,0 +1,197 @@
+//! What the CPU backends' trait methods share: each op written once over [`Ids`], so an
+//! unplanned method and its planned form differ only in how they pass their ids.
+
+use std::borrow::Cow;
+
+use burn::backend::Backend;
+use burn::tensor::DType;
+
+use super::fused::{
+    AttentionIndex, attention_backward, attention_dtypes, attention_softmax, sddmm, spmm,
+    supports_fused,
+};
+use super::kernels::CsrPlan;
+use super::ops::{extreme, held_plan, index_list, plan, reduce, softmax, supports, usize_list};
+use super::tensor::CpuTensor;
+use crate::plan::SegmentPlanPrimitive;
+use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, composite};
+
+/// The ids of a CPU op: given with their number of segments (checked and planned for the call)
+/// or a `SegmentPlan`'s (read in place, trusted).
+pub(crate) enum Ids<B: Backend> {
+    Given(B::IntTensorPrimitive, usize),
+    Planned(SegmentPlanPrimitive<B>),
+}
+
+impl<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>> Ids<B> {
+    /// The CSR plan of the ids.
+    fn csr(&self) -> CsrPlan<'_> {
+        match self {
+            Ids::Given(ids, n) => plan(ids, *n),
+            Ids::Planned(p) => held_plan(p),
+        }
+    }
+
+    fn dtype(&self) -> DType {
+        match self {
+            Ids::Given(ids, _) => ids.dtype(),
+            Ids::Planned(p) => p.segment_ids.dtype(),
+        }
+    }
+
+    /// The ids and the number of segments, for a composite fallback.
+    fn into_parts(self) -> (T, usize) {
+        match self {
+            Ids::Given(ids, n) => (ids, n),
+            Ids::Planned(p) => (p.segment_ids, p.num_segments),
+        }
+    }
+
+    /// The ids as indices into `rows` rows of `what`: each checked when given; a plan's are in
+    /// range by construction once its number of segments is `rows`.
+    ///
+    /// # Panics
+    /// Naming the first index out of range, or a plan over another number of rows.
+    fn index_list(&self, rows: usize, what: &str) -> Cow<'_, [usize]> {
+        match self {
+            Ids::Given(ids, _) => index_list(ids, rows, what),
+            Ids::Planned(p) => {
+                assert_eq!(
+                    p.num_segments, rows,
+                    "burn-segment: the {what} plan has {} segments but indexes {rows} rows",
+                    p.num_segments
+                );
+                usize_list(&p.segment_ids)
+            }
+        }
+    }
+}
+
+/// Sum, product, max or min of `data`'s rows per segment (`fallback`: the composite path).
+pub(crate) fn reduce_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
+    data: T,
+    ids: Ids<B>,
+    r: SegmentReduction,
+    fallback: impl FnOnce(T, T, usize, SegmentReduction) -> T,
+) -> T {
+    if !supports(data.dtype()) {
+        let (ids, n) = ids.into_parts();
+        return fallback(data, ids, n, r);
+    }
+    reduce(data, &ids.csr(), r)
+}
+
+/// Max or min with arguments (in the ids' dtype).
+pub(crate) fn extreme_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
+    data: T,
+    ids: Ids<B>,
+    which: SegmentExtreme,
+    fallback: impl FnOnce(T, T, usize, SegmentExtreme) -> (T, T),
+) -> (T, T) {
+    if !supports(data.dtype()) {
+        let (ids, n) = ids.into_parts();
+        return fallback(data, ids, n, which);
+    }
+    let dtype = ids.dtype();
+    extreme(data, &ids.csr(), dtype, which)
+}
+
+/// Softmax over each segment's rows.
+pub(crate) fn softmax_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
+    data: T,
+    ids: Ids<B>,
+    fallback: impl FnOnce(T, T, usize) -> T,
+) -> T {
+    if !supports(data.dtype()) {
+        let (ids, n) = ids.into_parts();
+        return fallback(data, ids, n);
+    }
+    softmax(data, &ids.csr())
+}
+
+/// The fused gather-weight-sum of `x`'s rows (indexed by `s`) into `r`'s segments.
+pub(crate) fn spmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
+    x: T,
+    weights: T,
+    s: Ids<B>,
+    r: Ids<B>,
+    fallback: impl FnOnce(T, T, T, T, usize) -> T,
+) -> T {
+    if !supports_fused(x.dtype()) || x.dtype() != weights.dtype() {
+        let ((s, _), (r, n)) = (s.into_parts(), r.into_parts());
+        return fallback(x, weights, s, r, n);
+    }
+    let senders = s.index_list(x.shape()[0], "sender");
+    spmm(x, weights, &senders, &r.csr())
+}
+
+/// Per-edge, per-head dot products of `a`'s and `b`'s rows.
+pub(crate) fn sddmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
+    a: T,
+    b: T,
+    ai: Ids<B>,
+    bi: Ids<B>,
+    heads: usize,
+    fallback: impl FnOnce(T, T, T, T, usize) -> T,
+) -> T {
+    if !supports_fused(a.dtype()) || a.dtype() != b.dtype() {
+        let ((ai, _), (bi, _)) = (ai.into_parts(), bi.into_parts());
+        return fallback(a, b, ai, bi, heads);
+    }
+    let (ia, ib) = (
+        ai.index_list(a.shape()[0], "a"),
+        bi.index_list(b.shape()[0], "b"),
+    );
+    sddmm(a, b, &ia, &ib, heads)
+}
+
+/// GAT's attention softmax over senders (rows of `src`) and receivers (rows of `dst`).
+pub(crate) fn attention_op<
+    T: CpuTensor + 'static,
+    B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T>,
+>(
+    [src, dst, bias]: [T; 3],
+    s: Ids<B>,
+    r: Ids<B>,
+    slope: f64,
+) -> T {
+    if !attention_dtypes(&[src.dtype(), dst.dtype(), bias.dtype()]) {
+        let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
+        return composite::attention_softmax::<B>(src, dst, bias, s, r, slope);
+    }
+    let index = AttentionIndex {
+        senders: &s.index_list(src.shape()[0], "sender"),
+        receivers: &r.index_list(dst.shape()[0], "receiver"),
+        plan: &r.csr(),
+    };
+    attention_softmax(src, dst, bias, &index, slope)
+}
+
+/// The raw-score gradient of the attention softmax.
+pub(crate) fn attention_backward_op<
+    T: CpuTensor + 'static,
+    B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T>,
+>(
+    [src, dst, bias, alpha, grad]: [T; 5],
+    s: Ids<B>,
+    r: Ids<B>,
+    slope: f64,
+) -> T {
+    let dtypes = [
+        src.dtype(),
+        dst.dtype(),
+        bias.dtype(),
+        alpha.dtype(),
+        grad.dtype(),
+    ];
+    if !attention_dtypes(&dtypes) {
+        let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
+        return composite::attention_backward::<B>(src, dst, bias, s, r, alpha, grad, slope);
+    }
+    let index = AttentionIndex {
+        senders: &s.index_list(src.shape()[0], "sender"),
+        receivers: &r.index_list(dst.shape()[0], "receiver"),
+        plan: &r.csr(),
+    };
+    attention_backward((src, dst, bias, alpha, grad), &index, slope)
+}
