@@ -64,7 +64,7 @@ use burn_gnn_data::{Fold, stratified_k_fold};
 use burn_gnn_graph::GraphsTuple;
 use burn_gnn_nn::{GinConv, GinConvConfig, dropout, global_add_pool};
 use clap::{Parser, ValueEnum};
-use common::cli::{Backend, at_least, exit_with};
+use common::cli::{Backend, RunArgs, at_least, exit_with};
 use common::graph_data::{Dataset, Graphs};
 use common::output::{Outputs, load_checkpoint};
 use common::progress::Progress;
@@ -119,17 +119,10 @@ struct Args {
     /// al.'s ENZYMES features: 18 attributes and 3 labels).
     #[arg(long)]
     node_attributes: bool,
-    /// Where metrics, curves and checkpoints go [default:
-    /// runs/graph_classification-<dataset>-<protocol>].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Only evaluate the checkpoint given with --checkpoint (same flags as its run), and check
-    /// it against the summary.json written beside it.
-    #[arg(long, requires = "checkpoint")]
-    eval_only: bool,
-    /// A checkpoint (`seed-<fold>.bpk`) to evaluate; goes with --eval-only.
-    #[arg(long, requires = "eval_only")]
-    checkpoint: Option<PathBuf>,
+    /// Where the run writes (default runs/graph_classification-<dataset>-<protocol>); a
+    /// checkpoint (`seed-<fold>.bpk`) to evaluate.
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 /// GIN-0: GIN layers with batch norm, each layer's sum-pooled features scored by a linear head.
@@ -235,7 +228,7 @@ fn main() {
         },
     };
 
-    if let Some(path) = &args.checkpoint {
+    if let Some(path) = &args.run.checkpoint {
         let fold = path
             .file_stem()
             .and_then(|s| s.to_str()?.strip_prefix("seed-")?.parse::<usize>().ok())
@@ -254,7 +247,7 @@ fn main() {
         return;
     }
 
-    let out = args.out.clone().unwrap_or_else(|| {
+    let out = args.run.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "runs/graph_classification-{}-{}",
             args.dataset.slug(),

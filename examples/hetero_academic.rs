@@ -43,7 +43,7 @@ use burn_gnn_nn::{
     RgcnConvConfig,
 };
 use clap::{Parser, ValueEnum};
-use common::cli::{Backend, at_least, exit_with};
+use common::cli::{Backend, RunArgs, at_least, exit_with};
 use common::output::{Outputs, load_checkpoint};
 use common::progress::Progress;
 use common::record::{EpochRow, SeedResult, Setup, Summary, verify_checkpoint};
@@ -188,16 +188,9 @@ struct Args {
     /// Papers in the generated graph (authors: 40 % of that).
     #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..))]
     papers: u64,
-    /// Where metrics, curves and checkpoints go [default: runs/hetero_academic-<model>].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Only evaluate the checkpoint given with --checkpoint, and check it against the
-    /// summary.json written beside it.
-    #[arg(long, requires = "checkpoint")]
-    eval_only: bool,
-    /// A checkpoint (`seed-<N>.bpk`) to evaluate; goes with --eval-only.
-    #[arg(long, requires = "eval_only")]
-    checkpoint: Option<PathBuf>,
+    /// Where the run writes (default runs/hetero_academic-<model>); a checkpoint to evaluate.
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 impl Args {
@@ -232,7 +225,7 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
     let base = args.backend.device_or_exit();
     let train_dev = base.clone().autodiff();
     let (train, eval) = (Data::new(academic, &train_dev), Data::new(academic, &base));
-    if let Some(path) = &args.checkpoint {
+    if let Some(path) = &args.run.checkpoint {
         let model = load_checkpoint(make(&base), path).valid();
         let (val_loss, val_acc, test_acc) = evaluate(&model, &eval);
         println!(
@@ -243,7 +236,7 @@ fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Devi
         return;
     }
     let model_name = args.model_name();
-    let out = args.out.clone();
+    let out = args.run.out.clone();
     let outputs = Outputs::create(
         out.unwrap_or_else(|| PathBuf::from(format!("runs/hetero_academic-{model_name}"))),
     );

@@ -45,7 +45,7 @@ use burn_gnn_nn::{
     Gae, Gcn, GcnConfig, InnerProductDecoder, Vgae, average_precision, kl_loss, roc_auc,
 };
 use clap::{Parser, ValueEnum};
-use common::cli::{Backend, at_least, exit_with};
+use common::cli::{Backend, RunArgs, at_least, exit_with};
 use common::output::{Outputs, load_checkpoint, write_csv};
 use common::planetoid::{Dataset, planetoid};
 use common::plot::{Row, Series, panels_svg};
@@ -99,16 +99,10 @@ struct Args {
     /// A directory holding the raw Planetoid files (Cora and CiteSeer are embedded).
     #[arg(long, env = burn_gnn_data::DATA_DIR_ENV)]
     data_dir: Option<PathBuf>,
-    /// Where metrics, curves and checkpoints go [default: runs/link_pred_cora-<dataset>-<model>].
-    #[arg(long)]
-    out: Option<PathBuf>,
-    /// Only evaluate the checkpoint given with --checkpoint, and check it against the
-    /// summary.json beside it.
-    #[arg(long, requires = "checkpoint")]
-    eval_only: bool,
-    /// A checkpoint (`seed-<N>.bpk`) to evaluate; goes with --eval-only.
-    #[arg(long, requires = "eval_only")]
-    checkpoint: Option<PathBuf>,
+    /// Where the run writes (default runs/link_pred_cora-<dataset>-<model>); a checkpoint to
+    /// evaluate.
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 /// The learning rate and the latent width of PyG's example.
@@ -497,10 +491,10 @@ fn main() {
         data.senders.len() / 2,
         data.num_features
     );
-    if let Some(path) = &args.checkpoint {
+    if let Some(path) = &args.run.checkpoint {
         return eval_only(&args, &data, path, &base);
     }
-    let out = args.out.clone().unwrap_or_else(|| {
+    let out = args.run.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "runs/link_pred_cora-{}-{}",
             args.dataset.name(),

@@ -1,5 +1,7 @@
-//! What every example's command line shares: the backend choice, a count parser, and exiting
-//! with a message.
+//! What every example's command line shares: the backend choice, where a run writes and the
+//! checkpoint check, a count parser, and exiting with a message.
+
+use std::path::PathBuf;
 
 use burn::tensor::Device;
 use clap::ValueEnum;
@@ -53,4 +55,20 @@ pub fn at_least<const MIN: usize>(s: &str) -> Result<usize, String> {
 pub fn exit_with(code: i32, msg: impl std::fmt::Display) -> ! {
     eprintln!("{msg}");
     std::process::exit(code)
+}
+
+/// Where a run writes, and the evaluation of a saved checkpoint (flattened into each
+/// example's flags).
+#[derive(Clone, Debug, clap::Args)]
+pub struct RunArgs {
+    /// Where metrics, curves and checkpoints go [default: runs/<example>-<settings>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Only evaluate the checkpoint given with --checkpoint (same flags as its run), and check
+    /// it against the summary.json written beside it.
+    #[arg(long, requires = "checkpoint")]
+    pub eval_only: bool,
+    /// A checkpoint (`seed-<N>.bpk`) to evaluate; goes with --eval-only.
+    #[arg(long, requires = "eval_only")]
+    pub checkpoint: Option<PathBuf>,
 }

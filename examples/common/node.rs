@@ -215,7 +215,7 @@ pub fn run_node_classification<M: NodeClassifier>(
         data.test_mask.iter().filter(|&&m| m).count()
     );
     let p = Prepared::new(&data, &base, args.dense);
-    if let Some(path) = &args.checkpoint {
+    if let Some(path) = &args.run.checkpoint {
         let model = load_checkpoint(make(&data, &base), path).valid();
         let (val_loss, val_acc, test_acc) = evaluate(&model, &p);
         println!(

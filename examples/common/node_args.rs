@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use super::cli::{Backend, at_least};
+use super::cli::{Backend, RunArgs, at_least};
 use super::planetoid::Dataset;
 
 /// The flags of the node-classification examples (`gat_cora`, `gcn_cora`).
@@ -29,16 +29,9 @@ pub struct NodeArgs {
     /// Cora and CiteSeer are embedded, PubMed is downloaded into `datasets/cache/planetoid`.
     #[arg(long, env = burn_gnn_data::DATA_DIR_ENV)]
     pub data_dir: Option<PathBuf>,
-    /// Where metrics, curves and checkpoints go [default: runs/<example>-<dataset>].
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Only evaluate the checkpoint given with --checkpoint, and check it against the
-    /// summary.json written beside it.
-    #[arg(long, requires = "checkpoint")]
-    pub eval_only: bool,
-    /// A checkpoint (`seed-<N>.bpk`) to evaluate; goes with --eval-only.
-    #[arg(long, requires = "eval_only")]
-    pub checkpoint: Option<PathBuf>,
+    /// Where the run writes; a checkpoint to evaluate.
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Dense input features instead of the sparse first layer.
     #[arg(long)]
     pub dense: bool,
@@ -69,7 +62,8 @@ impl NodeArgs {
 
     /// `--out`, or its default for `example`.
     pub fn out_dir(&self, example: &str) -> PathBuf {
-        self.out
+        self.run
+            .out
             .clone()
             .unwrap_or_else(|| PathBuf::from(format!("runs/{example}-{}", self.dataset.name())))
     }
