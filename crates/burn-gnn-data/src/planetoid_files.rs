@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::source::open_in_order;
+use crate::source::{download_step, open_in_order};
 use crate::{DATA_DIR_ENV, DataError, DataSource, DownloadEvent, Planetoid};
 
 /// The environment variable that replaces the download source (a mirror, or a local server
@@ -215,13 +215,9 @@ impl Planetoid {
         progress: impl FnMut(DownloadEvent),
     ) -> Result<(Planetoid, DataSource), DataError> {
         let name = known(name)?;
-        #[cfg(feature = "download")]
-        let download = Some(|dir: &Path| crate::download_planetoid(&name, dir, progress));
-        #[cfg(not(feature = "download"))]
-        let download = {
-            let _ = progress;
-            None::<fn(&Path) -> Result<(), DataError>>
-        };
+        let download = download_step!(progress, |dir, progress| {
+            crate::download_planetoid(&name, dir, progress)
+        });
         open_in_order(
             data_dir,
             |dir| find_in(dir, &name),

@@ -54,6 +54,23 @@ impl std::fmt::Display for DataSource {
     }
 }
 
+/// The `download` step of [`open_in_order`]: `fetch(dir, progress)`, or `None` in a build
+/// without the `download` feature (where `fetch` names functions that do not exist, so it is
+/// not even compiled, and `progress` goes unused).
+macro_rules! download_step {
+    ($progress:ident, $fetch:expr) => {{
+        #[cfg(feature = "download")]
+        let step = Some(|dir: &std::path::Path| $fetch(dir, $progress));
+        #[cfg(not(feature = "download"))]
+        let step = {
+            let _ = $progress;
+            None::<fn(&std::path::Path) -> Result<(), crate::DataError>>
+        };
+        step
+    }};
+}
+pub(crate) use download_step;
+
 /// Finds a dataset in the order every loader documents: `data_dir` (else [`DATA_DIR_ENV`]),
 /// searched with `find_in`; the `embedded` copy; the `cache` when `find_in` finds it complete
 /// there; a `download` into the cache (`None`: this build cannot download, and the error says

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::planetoid_files::checked;
-use crate::source::open_in_order;
+use crate::source::{download_step, open_in_order};
 use crate::{DATA_DIR_ENV, DataError, DataSource, DownloadEvent, TuDataset};
 
 /// The environment variable that replaces the TU download source (a mirror); the archives are
@@ -134,13 +134,9 @@ impl TuDataset {
         progress: impl FnMut(DownloadEvent),
     ) -> Result<(TuDataset, DataSource), DataError> {
         let name = known(name)?;
-        #[cfg(feature = "download")]
-        let download = Some(|dir: &Path| crate::download_tu(name, dir, progress));
-        #[cfg(not(feature = "download"))]
-        let download = {
-            let _ = progress;
-            None::<fn(&Path) -> Result<(), DataError>>
-        };
+        let download = download_step!(progress, |dir, progress| {
+            crate::download_tu(name, dir, progress)
+        });
         open_in_order(
             data_dir,
             |dir| find_in(dir, name),
