@@ -46,7 +46,7 @@ use burn_gnn_nn::{
 };
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, RunArgs, at_least, exit_with};
-use common::output::{Outputs, load_checkpoint, write_csv};
+use common::output::{Outputs, cannot_check, load_checkpoint, read_summary, write_csv};
 use common::planetoid::{Dataset, planetoid};
 use common::plot::{Row, Series, panels_svg};
 use common::progress::Progress;
@@ -426,20 +426,8 @@ const SCORES: [Series<LinkRow>; 4] = [
 
 /// Reloads `path`, scores it on its seed's split, and compares with the summary beside it.
 fn eval_only(args: &Args, data: &Planetoid, path: &Path, base: &Device) {
-    let summary_path = path.with_file_name("summary.json");
-    let fail = |why: String| -> ! {
-        exit_with(
-            1,
-            format!(
-                "cannot check {}: {}: {why}",
-                path.display(),
-                summary_path.display()
-            ),
-        )
-    };
-    let text = std::fs::read_to_string(&summary_path).unwrap_or_else(|e| fail(e.to_string()));
-    let summary: Summary = serde_json::from_str(&text)
-        .unwrap_or_else(|e| fail(format!("not a summary written by link_pred_cora ({e})")));
+    let fail = |why: String| -> ! { cannot_check(path, why) };
+    let summary: Summary = read_summary(path, "link_pred_cora");
     if summary.dataset != data.name {
         fail(format!(
             "it was trained on {}: pass --dataset {}",

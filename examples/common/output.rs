@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use burn::module::Module;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::cli::exit_with;
 
@@ -53,4 +54,31 @@ pub fn load_checkpoint<M: Module>(model: M, path: &Path) -> M {
             ),
         )
     })
+}
+
+/// The summary.json written beside `checkpoint`, as `T`; exits 1 naming both files when it is
+/// missing or is not a summary `writer` wrote.
+pub fn read_summary<T: DeserializeOwned>(checkpoint: &Path, writer: &str) -> T {
+    let path = checkpoint.with_file_name("summary.json");
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| cannot_check(checkpoint, e.to_string()));
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        cannot_check(
+            checkpoint,
+            format!("not a summary written by {writer} ({e})"),
+        )
+    })
+}
+
+/// Exits 1: `checkpoint` cannot be checked against the summary.json beside it, because `why`.
+pub fn cannot_check(checkpoint: &Path, why: String) -> ! {
+    let summary = checkpoint.with_file_name("summary.json");
+    exit_with(
+        1,
+        format!(
+            "cannot check {}: {}: {why}",
+            checkpoint.display(),
+            summary.display()
+        ),
+    )
 }

@@ -9,7 +9,7 @@ use plotters::style::RGBColor;
 use serde::{Deserialize, Serialize};
 
 use super::cli::{Backend, exit_with};
-use super::output::{Outputs, write_csv};
+use super::output::{Outputs, cannot_check, read_summary, write_csv};
 use super::plot::{self, Row, Series};
 
 /// The version of `summary.json`'s layout; `--eval-only` refuses any other.
@@ -164,22 +164,9 @@ impl Outputs {
 /// accuracies: the checkpoint did not round-trip.
 pub fn verify_checkpoint(checkpoint: &Path, backend: Backend, (val_acc, test_acc): (f64, f64)) {
     let path = checkpoint.with_file_name("summary.json");
-    let fail = |why: String| -> ! {
-        exit_with(
-            1,
-            format!(
-                "cannot check {}: {}: {why}",
-                checkpoint.display(),
-                path.display()
-            ),
-        )
-    };
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| fail(e.to_string()));
-    let summary: Summary = serde_json::from_str(&text).unwrap_or_else(|e| {
-        fail(format!(
-            "not a summary of schema {SUMMARY_SCHEMA} written by these examples ({e})"
-        ))
-    });
+    let fail = |why: String| -> ! { cannot_check(checkpoint, why) };
+    let writer = format!("these examples with schema {SUMMARY_SCHEMA}");
+    let summary: Summary = read_summary(checkpoint, &writer);
     if summary.schema != SUMMARY_SCHEMA {
         fail(format!(
             "schema {}, expected {SUMMARY_SCHEMA}",
