@@ -97,19 +97,10 @@ pub trait HeteroLayer {
     ) -> Result<NodeFeatures, NnError>;
 }
 
-impl<C: Module + BipartiteConv> HeteroLayer for HeteroConv<C> {
-    fn forward_hetero(
-        &self,
-        x: &NodeFeatures,
-        graph: &HeteroGraph,
-    ) -> Result<NodeFeatures, NnError> {
-        self.forward(x, graph)
-    }
-}
-
+/// `HeteroLayer` for layers whose own `forward` has its signature (generics in brackets).
 macro_rules! hetero_layer {
-    ($($layer:ty),*) => {$(
-        impl HeteroLayer for $layer {
+    ($([$($generics:tt)*] $layer:ty),*) => {$(
+        impl<$($generics)*> HeteroLayer for $layer {
             fn forward_hetero(
                 &self,
                 x: &NodeFeatures,
@@ -120,7 +111,11 @@ macro_rules! hetero_layer {
         }
     )*};
 }
-hetero_layer!(hgt::HgtConv, han::HanConv);
+hetero_layer!(
+    [C: Module + BipartiteConv] HeteroConv<C>,
+    [] hgt::HgtConv,
+    [] han::HanConv
+);
 
 /// The features per head, `d_output / heads`, of the multi-head layer `layer`.
 fn head_dim(layer: &str, d_output: usize, heads: usize) -> Result<usize, NnError> {
