@@ -169,6 +169,11 @@ pub trait Segments: sealed::Sealed {
             rows, n,
             "burn-segment: gather data has {rows} rows but there are {n} segments"
         );
+        if self.num_rows() == 0 {
+            // No ids: an empty result without launching a gather (Burn 0.22's wgpu `select`
+            // with empty indices corrupts later ops; see burn-gnn-graph's `gather_rows`).
+            return data.slice(0..0);
+        }
         data.select(0, self.segment_ids())
     }
 }

@@ -89,6 +89,8 @@ fn an_empty_plan_and_empty_segments_reduce_to_the_identities() {
         assert_eq!(read(plan.sum(x.clone())), [0.0; 6], "{}", t.name);
         assert_eq!(read(plan.max(x)), [f64::NEG_INFINITY; 6], "{}", t.name);
         assert_eq!(read_int(plan.count()), [0; 3], "{}", t.name);
+        let gathered = plan.gather(f32s(&[1.0, 2.0, 3.0], [3, 1], &t.device));
+        assert_eq!(gathered.dims(), [0, 1], "{}", t.name);
     }
 }
 
