@@ -99,6 +99,7 @@ fn extreme<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
         }
     }
 }
+
 // ANCHOR: autodiff_softmax
 /// A tracked softmax over `g`'s ids.
 fn softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(

@@ -20,19 +20,30 @@ pub(super) fn takes(p: &Plan) -> bool {
     ok(&p.segment_ids) && ok(&p.order) && p.order.dtype == p.segment_ids.dtype
 }
 
+/// The rows (dim 0) of `values` in `p`'s grouped order.
+fn in_order(values: CubeTensor, p: &Plan, int: bool) -> CubeTensor {
+    match (p.sorted, int) {
+        (true, _) => values,
+        (false, true) => CubeBackend::int_select(values, 0, p.order.clone()),
+        (false, false) => CubeBackend::float_select(values, 0, p.order.clone()),
+    }
+}
+
+/// Float rows in `p`'s grouped order, back in the rows' own order (row `k` of the grouped
+/// order is row `order[k]`: each output row is written once).
+fn back_in_order(grouped: CubeTensor, p: &Plan) -> CubeTensor {
+    if p.sorted {
+        return grouped;
+    }
+    let zeros = CubeBackend::float_zeros(grouped.shape(), &grouped.device, grouped.dtype.into());
+    CubeBackend::float_select_assign(zeros, 0, p.order.clone(), grouped, IndexingUpdateOp::Add)
+}
+
 /// The rows (dim 0) of `data` in the plan's grouped order, and the ids in that order (sorted).
 fn grouped(data: CubeTensor, p: &Plan, int: bool) -> (CubeTensor, CubeTensor) {
-    if p.sorted {
-        return (data, p.segment_ids.clone());
-    }
-    let order = p.order.clone();
-    let data = match int {
-        true => CubeBackend::int_select(data, 0, order.clone()),
-        false => CubeBackend::float_select(data, 0, order.clone()),
-    };
     (
-        data,
-        CubeBackend::int_select(p.segment_ids.clone(), 0, order),
+        in_order(data, p, int),
+        in_order(p.segment_ids.clone(), p, true),
     )
 }
 
@@ -73,44 +84,14 @@ pub(super) fn extreme_planned(
 
 /// Softmax through the plan, back in the rows' order.
 pub(super) fn softmax_planned(data: CubeTensor, p: &Plan) -> CubeTensor {
-    let (grouped_data, ids) = grouped(data.clone(), p, false);
-    let y = softmax(grouped_data, ids, p.num_segments);
-    if p.sorted {
-        return y;
-    }
-    // Row k of the grouped order is row order[k]: each output row written once.
-    let zeros = CubeBackend::float_zeros(data.shape(), &data.device, data.dtype.into());
-    CubeBackend::float_select_assign(zeros, 0, p.order.clone(), y, IndexingUpdateOp::Add)
-}
-
-/// Rows (dim 0) of per-edge `values` in the receivers' grouped order.
-fn edges_grouped(values: CubeTensor, r: &Plan) -> CubeTensor {
-    match r.sorted {
-        true => values,
-        false => CubeBackend::float_select(values, 0, r.order.clone()),
-    }
-}
-
-/// Per-edge results in grouped order, back in the edges' order (each row written once).
-fn edges_back(grouped: CubeTensor, r: &Plan) -> CubeTensor {
-    if r.sorted {
-        return grouped;
-    }
-    let zeros = CubeBackend::float_zeros(grouped.shape(), &grouped.device, grouped.dtype.into());
-    CubeBackend::float_select_assign(zeros, 0, r.order.clone(), grouped, IndexingUpdateOp::Add)
+    let (data, ids) = grouped(data, p, false);
+    back_in_order(softmax(data, ids, p.num_segments), p)
 }
 
 /// The senders and receivers in the receivers' grouped order.
 fn ids_grouped(s: &Plan, r: &Plan) -> (CubeTensor, CubeTensor) {
-    let (senders, receivers) = (s.segment_ids.clone(), r.segment_ids.clone());
-    if r.sorted {
-        return (senders, receivers);
-    }
-    let order = r.order.clone();
-    (
-        CubeBackend::int_select(senders, 0, order.clone()),
-        CubeBackend::int_select(receivers, 0, order),
-    )
+    let senders = in_order(s.segment_ids.clone(), r, true);
+    (senders, in_order(r.segment_ids.clone(), r, true))
 }
 
 /// GAT's attention softmax with the edges in the receivers' grouped order, back in edge order.
@@ -121,8 +102,8 @@ pub(super) fn attention_planned(
     slope: f64,
 ) -> CubeTensor {
     let (si, ri) = ids_grouped(s, r);
-    let alpha = attention::attention_softmax(src, dst, edges_grouped(bias, r), si, ri, slope);
-    edges_back(alpha, r)
+    let alpha = attention::attention_softmax(src, dst, in_order(bias, r, false), si, ri, slope);
+    back_in_order(alpha, r)
 }
 
 /// The attention's raw-score gradient with the edges in grouped order, back in edge order.
@@ -133,8 +114,8 @@ pub(super) fn attention_backward_planned(
     slope: f64,
 ) -> CubeTensor {
     let (si, ri) = ids_grouped(s, r);
-    let [bias, alpha, grad] = [bias, alpha, grad].map(|t| edges_grouped(t, r));
-    edges_back(
+    let [bias, alpha, grad] = [bias, alpha, grad].map(|t| in_order(t, r, false));
+    back_in_order(
         attention::attention_backward(src, dst, bias, si, ri, alpha, grad, slope),
         r,
     )
@@ -143,5 +124,5 @@ pub(super) fn attention_backward_planned(
 /// `spmm` with the edges in the receivers' grouped order.
 pub(super) fn spmm_planned(x: CubeTensor, w: CubeTensor, s: &Plan, r: &Plan) -> CubeTensor {
     let (senders, receivers) = ids_grouped(s, r);
-    fused::spmm(x, edges_grouped(w, r), senders, receivers, r.num_segments)
+    fused::spmm(x, in_order(w, r, false), senders, receivers, r.num_segments)
 }

@@ -94,12 +94,7 @@ impl SegmentPlan {
     /// # Errors
     /// [`SegmentError::IdOutOfRange`] naming the first id outside `[0, num_segments)`.
     pub fn new(segment_ids: Tensor<1, Int>, num_segments: usize) -> Result<Self, SegmentError> {
-        let ids: Vec<i64> = segment_ids
-            .clone()
-            .into_data()
-            .convert::<i64>()
-            .into_vec()
-            .expect("i64 data after convert");
+        let ids: Vec<i64> = segment_ids.clone().into_data().iter::<i64>().collect();
         let csr = CsrPlan::try_new(&ids, num_segments).map_err(|(position, id)| {
             SegmentError::IdOutOfRange {
                 id,
