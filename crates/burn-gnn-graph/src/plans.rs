@@ -27,25 +27,21 @@ impl GraphPlans {
 
     /// The plans built so far, moved to `device`.
     pub(crate) fn to_device(&self, device: &Device) -> Arc<Self> {
-        let moved = |cell: &OnceLock<SegmentPlan>| {
-            let out = OnceLock::new();
-            if let Some(plan) = cell.get() {
-                let _ = out.set(plan.to_device(device));
-            }
-            out
-        };
-        let looped = OnceLock::new();
-        if let Some((s, r)) = self.looped.get() {
-            let _ = looped.set((s.to_device(device), r.to_device(device)));
-        }
+        let one = |p: &SegmentPlan| p.to_device(device);
         Arc::new(Self {
-            senders: moved(&self.senders),
-            receivers: moved(&self.receivers),
-            node_graph: moved(&self.node_graph),
-            edge_graph: moved(&self.edge_graph),
-            looped,
+            senders: moved(&self.senders, one),
+            receivers: moved(&self.receivers, one),
+            node_graph: moved(&self.node_graph, one),
+            edge_graph: moved(&self.edge_graph, one),
+            looped: moved(&self.looped, |(s, r)| (one(s), one(r))),
         })
     }
+}
+
+/// A cell holding `to(value)` if `cell` holds a value, empty otherwise: plans built so far,
+/// moved (the rest are built on the new device when first asked for).
+pub(crate) fn moved<T>(cell: &OnceLock<T>, to: impl FnOnce(&T) -> T) -> OnceLock<T> {
+    cell.get().map(to).map(OnceLock::from).unwrap_or_default()
 }
 
 /// The plan in `cell`, built from `ids` over `n` segments on first use.

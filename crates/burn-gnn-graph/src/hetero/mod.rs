@@ -379,7 +379,9 @@ impl HeteroGraph {
                     senders: s.senders.clone().to_device(device),
                     receivers: s.receivers.clone().to_device(device),
                     n_edge: s.n_edge.clone().to_device(device),
-                    plans: Default::default(),
+                    plans: Arc::new(crate::plans::moved(&s.plans, |(ps, pr)| {
+                        (ps.to_device(device), pr.to_device(device))
+                    })),
                 };
                 (t.clone(), set)
             })

@@ -95,3 +95,34 @@ fn an_unchecked_graph_with_a_bad_receiver_names_it_when_planned() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_heterogeneous_graph_plans_each_relation_and_moves_its_plans() {
+    use burn_gnn_graph::{EdgeType, HeteroGraph};
+    let flex = burn::tensor::Device::flex();
+    let writes = EdgeType::new("author", "writes", "paper");
+    let g = HeteroGraph::builder(&flex)
+        .node_set("author", 2)
+        .node_set("paper", 3)
+        .edge_set(
+            writes.clone(),
+            ints(&[1, 0, 1], &flex),
+            ints(&[2, 2, 0], &flex),
+        )
+        .build()
+        .expect("valid");
+    let (s, r) = g.edge_plans(&writes).expect("the relation exists");
+    assert_eq!((s.num_segments(), r.num_segments()), (2, 3));
+    assert_eq!(host_i64(r.count()), [1, 0, 2]);
+    for (name, device) in devices() {
+        let moved = g.to_device(&device);
+        let (s, r) = moved.edge_plans(&writes).expect("the relation exists");
+        assert_eq!(r.offsets().device(), device, "{name}");
+        assert_eq!(host_i64(s.count()), [1, 2], "{name}");
+        assert_eq!(host_i64(r.count()), [1, 0, 2], "{name}");
+    }
+    assert!(
+        g.edge_plans(&EdgeType::new("paper", "cites", "paper"))
+            .is_none()
+    );
+}
