@@ -21,6 +21,9 @@
 //!   function (ids checked and grouped for the call) against a `SegmentPlan` built once, and
 //!   `planned/new/E=…`, building that plan;
 //!
+//! - `strided/{sum,max}/{contiguous,column_slice,step_slice}/E=…,D=16`: a column slice of a
+//!   wider tensor reduced in place, against a contiguous input and a slice that is copied;
+//!
 //! - `random_rows/{permutation,gather}/E=…,D=64`: rows of 64 f32 read in a random order in
 //!   plain Rust, each row of an `[E, 64]` matrix once or `E` rows of an `[E / 10, 64]` one: the
 //!   access pattern of the kernels over unsorted ids and of `spmm`'s gather, as a baseline for
@@ -511,6 +514,64 @@ fn planned(c: &mut Criterion) {
     group.finish();
 }
 
+/// `strided/{sum,max}/{contiguous,column_slice,step_slice}/E=…,D=16`: the same reduction over
+/// unsorted ids of an `[E, 16]` input held three ways: contiguous; columns `16..32` of an
+/// `[E, 64]` tensor, which the CPU kernels read in place at the parent's row stride; every
+/// other column of `16..48`, which is not contiguous within a row and is copied first (the cost
+/// the column slice avoids). Bytes as `segment/` (the 16 columns read, ids, output).
+fn strided(c: &mut Criterion) {
+    use burn::tensor::s;
+    use burn_segment::{SegmentPlan, Segments};
+    if std::env::var("SEGMENT_BENCH_BACKEND").is_ok_and(|b| b != "flex") {
+        return; // the CPU kernels' strided reads
+    }
+    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let device = device();
+    let mut group = c.benchmark_group("strided");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    for e in [100_000usize, 1_000_000]
+        .into_iter()
+        .filter(|&e| e <= max_e)
+    {
+        let (n, d) = ((e / 10).max(1), 16);
+        let mut state = 11;
+        let ids: Vec<i64> = (0..e)
+            .map(|_| (lcg(&mut state) % n as u64) as i64)
+            .collect();
+        let plan = SegmentPlan::new(
+            Tensor::<1, Int>::from_data(TensorData::new(ids, [e]), (&device, DType::I64)),
+            n,
+        )
+        .expect("ids in range");
+        let wide = Tensor::<2>::random(
+            [e, 64],
+            burn::tensor::Distribution::Uniform(-1.0, 1.0),
+            &device,
+        );
+        let inputs = [
+            (
+                "contiguous",
+                Tensor::<2>::random([e, d], burn::tensor::Distribution::Default, &device),
+            ),
+            ("column_slice", wide.clone().slice(s![.., 16..32])),
+            ("step_slice", wide.slice(s![.., 16..48;2])),
+        ];
+        group.throughput(Throughput::Bytes((e * d * 4 + e * 8 + n * d * 4) as u64));
+        for (how, x) in &inputs {
+            let id = |op: &str| BenchmarkId::new(format!("{op}/{how}"), format!("E={e},D={d}"));
+            group.bench_function(id("sum"), |b| b.iter(|| black_box(plan.sum(x.clone()))));
+            group.bench_function(id("max"), |b| b.iter(|| black_box(plan.max(x.clone()))));
+        }
+    }
+    group.finish();
+}
+
 /// `random_rows/{permutation,gather}/E=…,D=64`: the machine's rate for the access pattern of
 /// the kernels over unsorted ids and of the gathers, in plain Rust with rayon and nothing else:
 /// `E` rows of 64 f32 summed into one accumulator per task, in a random order. `permutation`
@@ -644,6 +705,7 @@ criterion_group!(
     segment_ops,
     fused,
     planned,
+    strided,
     random_rows
 );
 criterion_main!(benches);

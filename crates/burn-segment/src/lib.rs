@@ -87,6 +87,9 @@
 //!   equal the CPU's bits). Unsorted ids without
 //!   a plan take atomics, where max, min, their arguments and counts are still exact, but the
 //!   last bits of a float sum (and of mean, softmax, logsumexp) may change from run to run.
+//! - **Strided inputs.** On Flex, the reductions and softmax read a row or column slice (any
+//!   layout whose rows are each contiguous) in place at its row stride, with the bits of a
+//!   contiguous copy; other layouts, NdArray views and the fused ops' inputs are copied first.
 //! - **Execution context.** The CPU kernels run on the rayon pool of their caller: inside
 //!   `ThreadPool::install`, on that pool's threads (the global pool otherwise), with the same
 //!   bits for any pool size.

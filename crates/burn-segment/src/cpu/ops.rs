@@ -80,29 +80,23 @@ pub(super) fn reduce<T: CpuTensor>(data: T, plan: &CsrPlan, op: SegmentReduction
         SegmentReduction::Min => return extreme(data, plan, DType::I64, SegmentExtreme::Min).0,
         _ => {}
     }
-    let (e, d, out_shape) = flat_rows(&data.shape(), plan.num_segments());
+    let (e, _, out_shape) = flat_rows(&data.shape(), plan.num_segments());
     check_len(e, plan.num_rows());
     let prod = op == SegmentReduction::Prod;
-    fn go<E: CpuElem + Elem, T: CpuTensor>(
-        data: &T,
-        d: usize,
-        p: &CsrPlan,
-        prod: bool,
-        s: Shape,
-    ) -> T {
-        let values = data.values::<E>();
+    fn go<E: CpuElem + Elem, T: CpuTensor>(data: &T, p: &CsrPlan, prod: bool, s: Shape) -> T {
+        let values = data.rows::<E>();
         let out = if prod {
-            kernels::reduce_product(T::ALLOC, &values, d, p)
+            kernels::reduce_product(T::ALLOC, values.view(), p)
         } else {
-            kernels::reduce_sum(Simd::detect(), T::ALLOC, &values, d, p)
+            kernels::reduce_sum(Simd::detect(), T::ALLOC, values.view(), p)
         };
         T::from_out(out, s)
     }
     match data.dtype() {
-        DType::F32 => go::<f32, T>(&data, d, plan, prod, out_shape),
-        DType::F64 => go::<f64, T>(&data, d, plan, prod, out_shape),
-        DType::I32 => go::<i32, T>(&data, d, plan, prod, out_shape),
-        DType::I64 => go::<i64, T>(&data, d, plan, prod, out_shape),
+        DType::F32 => go::<f32, T>(&data, plan, prod, out_shape),
+        DType::F64 => go::<f64, T>(&data, plan, prod, out_shape),
+        DType::I32 => go::<i32, T>(&data, plan, prod, out_shape),
+        DType::I64 => go::<i64, T>(&data, plan, prod, out_shape),
         other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
     }
 }
@@ -114,25 +108,24 @@ pub(super) fn extreme<T: CpuTensor>(
     id_dtype: DType,
     which: SegmentExtreme,
 ) -> (T, T) {
-    let (e, d, out_shape) = flat_rows(&data.shape(), plan.num_segments());
+    let (e, _, out_shape) = flat_rows(&data.shape(), plan.num_segments());
     check_len(e, plan.num_rows());
     fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
         data: &T,
-        d: usize,
         plan: &CsrPlan,
         which: SegmentExtreme,
         shape: Shape,
     ) -> (T, T) {
         let simd = kernels::extreme_simd();
-        let (v, a) =
-            kernels::reduce_extreme::<E, I>(simd, T::ALLOC, &data.values::<E>(), d, plan, which);
+        let rows = data.rows::<E>();
+        let (v, a) = kernels::reduce_extreme::<E, I>(simd, T::ALLOC, rows.view(), plan, which);
         (T::from_out(v, shape.clone()), T::from_out(a, shape))
     }
     macro_rules! by_id {
         ($e:ty) => {
             match id_dtype {
-                DType::I32 => go::<$e, i32, T>(&data, d, plan, which, out_shape),
-                _ => go::<$e, i64, T>(&data, d, plan, which, out_shape),
+                DType::I32 => go::<$e, i32, T>(&data, plan, which, out_shape),
+                _ => go::<$e, i64, T>(&data, plan, which, out_shape),
             }
         };
     }
@@ -161,7 +154,7 @@ pub(super) fn softmax<T: CpuTensor>(data: T, plan: &CsrPlan) -> T {
             kernels::softmax_in_place(values, d, plan);
             return data;
         }
-        T::from_out(kernels::softmax(T::ALLOC, &data.values::<E>(), d, plan), s)
+        T::from_out(kernels::softmax(T::ALLOC, data.rows::<E>().view(), plan), s)
     }
     match data.dtype() {
         DType::F32 => go::<f32, T>(data, d, plan, shape),

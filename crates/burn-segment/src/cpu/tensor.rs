@@ -8,12 +8,24 @@ use burn::tensor::{Shape, TensorData};
 use burn_flex::{FlexTensor, Layout};
 use burn_ndarray::NdArrayTensor;
 
+use super::kernels::Rows;
 use super::output::{Alloc, Out};
 
 /// A CPU tensor primitive whose values can be read as a slice and built from a `Vec`.
 pub(crate) trait CpuTensor: TensorMetadata + Sized {
     /// The values in row-major order (borrowed when contiguous).
     fn values<E: CpuElem>(&self) -> Cow<'_, [E]>;
+    /// The values as rows along the first dimension, the trailing ones flattened: borrowed when
+    /// contiguous, copied otherwise (the default).
+    fn rows<E: CpuElem>(&self) -> RowsOf<'_, E> {
+        let (len, width) = rows_and_width(&self.shape());
+        RowsOf {
+            values: self.values(),
+            len,
+            width,
+            stride: width,
+        }
+    }
     /// A tensor owning `values` with the given shape.
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self;
     /// Where this backend's kernel outputs are allocated: from the output pool where its
@@ -85,6 +97,31 @@ impl CpuTensor for FlexTensor {
             None => Cow::Owned(self.to_contiguous().storage::<E>().to_vec()),
         }
     }
+    /// Borrowed also for rows at any non-negative stride whose own values are contiguous: a
+    /// row slice, a column slice (`x.slice([.., a..b])`), a row of an expanded tensor.
+    fn rows<E: CpuElem>(&self) -> RowsOf<'_, E> {
+        assert_eq!(self.dtype(), E::dtype(), "burn-segment: unexpected dtype");
+        let layout = self.layout();
+        let (len, width) = rows_and_width(layout.shape());
+        match row_stride(layout) {
+            Some(stride) if len > 0 && width > 0 && !layout.is_contiguous() => {
+                let start = layout.start_offset();
+                let end = start + (len - 1) * stride + width;
+                RowsOf {
+                    values: Cow::Borrowed(&self.storage::<E>()[start..end]),
+                    len,
+                    width,
+                    stride,
+                }
+            }
+            _ => RowsOf {
+                values: self.values(),
+                len,
+                width,
+                stride: width,
+            },
+        }
+    }
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
         FlexTensor::from_data(TensorData::new(values, shape))
     }
@@ -106,5 +143,157 @@ impl CpuTensor for FlexTensor {
             return None;
         }
         self.try_storage_mut::<E>()
+    }
+}
+
+/// A tensor's values seen as rows (see [`CpuTensor::rows`]).
+pub(crate) struct RowsOf<'a, E: Clone> {
+    values: Cow<'a, [E]>,
+    len: usize,
+    width: usize,
+    stride: usize,
+}
+
+impl<E: Clone> RowsOf<'_, E> {
+    /// The rows, as the kernels read them.
+    pub(crate) fn view(&self) -> Rows<'_, E> {
+        Rows::strided(self.values.as_ref(), self.len, self.width, self.stride)
+    }
+
+    /// Whether the rows are read in place (no copy was made).
+    #[cfg(test)]
+    pub(crate) fn is_borrowed(&self) -> bool {
+        matches!(self.values, Cow::Borrowed(_))
+    }
+}
+
+/// The number of rows (first dimension) and values per row (the rest) of `shape`.
+fn rows_and_width(shape: &Shape) -> (usize, usize) {
+    match shape.num_dims() {
+        0 => (1, 1),
+        _ => (shape[0], shape.iter().skip(1).product()),
+    }
+}
+
+/// The stride between rows of `layout` if each row's values are contiguous (the trailing
+/// dimensions row-major and dense) and rows do not run backwards.
+fn row_stride(layout: &Layout) -> Option<usize> {
+    let (shape, strides) = (layout.shape(), layout.strides());
+    if shape.num_dims() == 0 {
+        return None;
+    }
+    let mut expected = 1isize;
+    for i in (1..shape.num_dims()).rev() {
+        if shape[i] != 1 && strides[i] != expected {
+            return None;
+        }
+        expected *= shape[i] as isize;
+    }
+    usize::try_from(strides[0]).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use burn::tensor::DType;
+
+    use super::*;
+    use crate::cpu::kernels::CsrPlan;
+    use crate::cpu::ops::{extreme, reduce, softmax};
+    use crate::{SegmentExtreme, SegmentReduction};
+
+    /// Counts the bytes allocated by threads marked `COUNTED` (a test's own rayon pool).
+    struct Counting;
+    static BYTES: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static COUNTED: Cell<bool> = const { Cell::new(false) };
+    }
+    fn count(bytes: usize) {
+        if COUNTED.try_with(Cell::get).unwrap_or(false) {
+            BYTES.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+    // SAFETY: every call is forwarded to `System` unchanged.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
+            count(layout.size());
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
+            count(new_size);
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+    #[global_allocator]
+    static ALLOCATOR: Counting = Counting;
+
+    /// The bytes `f` allocates, run on a fresh pool of two counted threads.
+    fn bytes_allocated_by(f: impl FnOnce() + Send) -> usize {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .start_handler(|_| COUNTED.set(true))
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let before = BYTES.load(Ordering::Relaxed);
+            f();
+            BYTES.load(Ordering::Relaxed) - before
+        })
+    }
+
+    #[test]
+    fn column_sliced_inputs_are_reduced_without_a_copy() {
+        // Columns 16..32 of a [1e5, 64] tensor (6.4 MB), in 1000 sorted segments (32 KB out);
+        // the same view with every other column (not contiguous within a row) is copied.
+        let (rows, cols, n) = (100_000, 64, 1000);
+        let values: Vec<f32> = (0..rows * cols).map(|i| (i % 251) as f32).collect();
+        let full = FlexTensor::from_data(TensorData::new(values, [rows, cols]));
+        let view = |strides: [isize; 2]| {
+            let layout = Layout::new(Shape::from([rows, 16]), strides.to_vec(), 16);
+            FlexTensor::from_arc(full.data_arc(), layout, DType::F32)
+        };
+        let (sliced, every_other) = (view([64, 1]), view([64, 2]));
+        assert!(sliced.rows::<f32>().is_borrowed() && !every_other.rows::<f32>().is_borrowed());
+        let ids: Vec<i64> = (0..rows as i64).map(|i| i / 100).collect();
+        let plan = CsrPlan::new(&ids, n);
+        let every_op = |x: &FlexTensor| {
+            let sum = reduce(x.clone(), &plan, SegmentReduction::Sum);
+            let max = extreme(x.clone(), &plan, DType::I64, SegmentExtreme::Max);
+            let soft = softmax(x.clone(), &plan);
+            (sum, max, soft)
+        };
+        let view_bytes = rows * 16 * 4;
+        for (x, copied) in [(&sliced, false), (&every_other, true)] {
+            let reduced = bytes_allocated_by(|| {
+                reduce(x.clone(), &plan, SegmentReduction::Sum);
+                extreme(x.clone(), &plan, DType::I64, SegmentExtreme::Max);
+            });
+            // Outputs (2 × 64 KB at most) and per-task scratch only, unless the input is copied.
+            assert_eq!(
+                reduced >= view_bytes,
+                copied,
+                "{reduced} bytes, copied: {copied}"
+            );
+        }
+        // Softmax writes a [1e5, 16] output: one view's worth, and no copy of the input.
+        let soft = bytes_allocated_by(|| _ = softmax(sliced.clone(), &plan));
+        assert!(soft < view_bytes + view_bytes / 2, "{soft} bytes");
+        // Read in place or copied, the bits of the contiguous copy.
+        let bits = |(s, (m, a), f): (FlexTensor, (FlexTensor, FlexTensor), FlexTensor)| {
+            let f32s = |t: FlexTensor| -> Vec<u32> {
+                t.values::<f32>().iter().map(|v| v.to_bits()).collect()
+            };
+            let args = a.values::<i64>().to_vec();
+            (f32s(s), f32s(m), args, f32s(f))
+        };
+        for x in [&sliced, &every_other] {
+            assert_eq!(bits(every_op(x)), bits(every_op(&x.to_contiguous())));
+        }
     }
 }

@@ -8,4 +8,5 @@ mod large;
 mod planned;
 mod properties;
 mod strategies;
+mod strided;
 mod thread_pool;

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem, pick_bits};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::CsrPlan;
-use super::{chunk_tree, is_long};
+use super::{Rows, chunk_tree, is_long};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Level, Simd, simd_dispatch};
 
@@ -70,31 +70,28 @@ pub fn extreme_simd() -> Simd {
 pub fn reduce_extreme<T: Elem, I: IdElem>(
     simd: Simd,
     alloc: Alloc,
-    data: &[T],
-    d: usize,
+    rows: Rows<T>,
     plan: &CsrPlan,
     extreme: Extreme,
 ) -> (Out<T>, Out<I>) {
-    let rows = plan.num_rows();
     match (
         extreme,
-        rows <= u32::MAX as usize && core::mem::size_of::<T>() <= 4,
+        plan.num_rows() <= u32::MAX as usize && core::mem::size_of::<T>() <= 4,
     ) {
-        (Extreme::Max, true) => extreme_with::<T, I, u32, true>(simd, alloc, data, d, plan),
-        (Extreme::Min, true) => extreme_with::<T, I, u32, false>(simd, alloc, data, d, plan),
-        (Extreme::Max, false) => extreme_with::<T, I, u64, true>(simd, alloc, data, d, plan),
-        (Extreme::Min, false) => extreme_with::<T, I, u64, false>(simd, alloc, data, d, plan),
+        (Extreme::Max, true) => extreme_with::<T, I, u32, true>(simd, alloc, rows, plan),
+        (Extreme::Min, true) => extreme_with::<T, I, u32, false>(simd, alloc, rows, plan),
+        (Extreme::Max, false) => extreme_with::<T, I, u64, true>(simd, alloc, rows, plan),
+        (Extreme::Min, false) => extreme_with::<T, I, u64, false>(simd, alloc, rows, plan),
     }
 }
 
 fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
     simd: Simd,
     alloc: Alloc,
-    data: &[T],
-    d: usize,
+    rows: Rows<T>,
     plan: &CsrPlan,
 ) -> (Out<T>, Out<I>) {
-    let n = plan.num_segments();
+    let (n, d) = (plan.num_segments(), rows.width());
     let init = if MAX { T::LOWEST } else { T::HIGHEST };
     // Both outputs are written once, segment by segment (no fill pass first): at 1e7 rows and
     // D = 64 they are 768 MiB, and one thread filling them took a third of the kernel's time.
@@ -121,10 +118,10 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
                             s,
                             |slots| {
                                 let first = plan.row_at(slots.start);
-                                let mut v = data[first * d..(first + 1) * d].to_vec();
+                                let mut v = rows.row(first).to_vec();
                                 let mut a = vec![A::from_row(first); d];
                                 fold_slots_simd::<T, A, MAX>(
-                                    simd, data, d, plan, slots, first, &mut v, &mut a,
+                                    simd, rows, plan, slots, first, &mut v, &mut a,
                                 );
                                 (v, a)
                             },
@@ -133,12 +130,11 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
                         local_val.copy_from_slice(&v);
                         local_arg.copy_from_slice(&a);
                     } else {
-                        local_val.copy_from_slice(&data[first * d..(first + 1) * d]);
+                        local_val.copy_from_slice(rows.row(first));
                         local_arg.iter_mut().for_each(|a| *a = A::from_row(first));
                         fold_slots_simd::<T, A, MAX>(
                             simd,
-                            data,
-                            d,
+                            rows,
                             plan,
                             plan.slots(s),
                             first,
@@ -187,21 +183,21 @@ const BLOCK: usize = 16;
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn fold_slots<T: Elem, A: ArgIndex, const MAX: bool>(
-    data: &[T],
-    d: usize,
+    rows: Rows<T>,
     plan: &CsrPlan,
     slots: Range<usize>,
     first: usize,
     val: &mut [T],
     arg: &mut [A],
 ) {
-    let mut j0 = 0;
+    let (d, mut j0) = (rows.width(), 0);
     while j0 + BLOCK <= d {
         let mut v: [T; BLOCK] = val[j0..j0 + BLOCK].try_into().expect("a full block");
         let mut a: [A; BLOCK] = arg[j0..j0 + BLOCK].try_into().expect("a full block");
-        plan.for_slots_prefetch(slots.clone(), data, d, |r| {
+        plan.for_slots_prefetch(slots.clone(), rows, |r| {
             if r != first {
-                let x: &[T; BLOCK] = data[r * d + j0..r * d + j0 + BLOCK]
+                let x: &[T; BLOCK] = rows
+                    .cols(r, j0..j0 + BLOCK)
                     .try_into()
                     .expect("a full block");
                 fold_row::<T, A, MAX>(&mut v, &mut a, x, A::from_row(r));
@@ -213,9 +209,9 @@ fn fold_slots<T: Elem, A: ArgIndex, const MAX: bool>(
     }
     if j0 < d {
         let (val, arg) = (&mut val[j0..], &mut arg[j0..]);
-        plan.for_slots_prefetch(slots.clone(), data, d, |r| {
+        plan.for_slots_prefetch(slots.clone(), rows, |r| {
             if r != first {
-                fold_row::<T, A, MAX>(val, arg, &data[r * d + j0..(r + 1) * d], A::from_row(r));
+                fold_row::<T, A, MAX>(val, arg, rows.cols(r, j0..d), A::from_row(r));
             }
         });
     }
@@ -224,8 +220,7 @@ fn fold_slots<T: Elem, A: ArgIndex, const MAX: bool>(
 simd_dispatch!(
     /// [`fold_slots`] compiled for `simd` (the branch-free selects become blends).
     fn fold_slots_simd = fold_slots [T: Elem, A: ArgIndex, const MAX: bool] [T, A, MAX] (
-        data: &[T],
-        d: usize,
+        rows: Rows<T>,
         plan: &CsrPlan,
         slots: Range<usize>,
         first: usize,
@@ -248,13 +243,12 @@ mod tests {
             2 => f32::NEG_INFINITY,
             k => (k % 7) as f32 - 3.0,
         };
-        for_each_isa_case(11, value, |data, d, plan, shuffled| {
+        for_each_isa_case(11, value, |rows, plan, shuffled| {
             for extreme in [Extreme::Max, Extreme::Min] {
                 let (want_v, want_a) = reduce_extreme::<f32, i64>(
                     Simd::detect().at_most(Level::Base),
                     Alloc::Vec,
-                    data,
-                    d,
+                    rows,
                     plan,
                     extreme,
                 );
@@ -263,8 +257,7 @@ mod tests {
                     let (v, a) = reduce_extreme::<f32, i64>(
                         Simd::detect().at_most(level),
                         Alloc::Vec,
-                        data,
-                        d,
+                        rows,
                         plan,
                         extreme,
                     );

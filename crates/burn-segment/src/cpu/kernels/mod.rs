@@ -107,6 +107,85 @@ unsafe fn assume_init_mut<T>(row: &mut [MaybeUninit<T>]) -> &mut [T] {
     unsafe { &mut *(row as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
+/// The rows a kernel reads: `len` rows of `width` values, row `r` starting at `r * stride` in
+/// `data`. A column-sliced tensor (`x.slice([.., a..b])`) is read in place with its parent's
+/// row stride; a contiguous one has `stride == width`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rows<'a, T> {
+    data: &'a [T],
+    len: usize,
+    width: usize,
+    stride: usize,
+}
+
+impl<'a, T> Rows<'a, T> {
+    /// Contiguous rows of `width`: `data.len() / width` of them (none when `width` is 0).
+    #[cfg(test)]
+    pub(crate) fn new(data: &'a [T], width: usize) -> Self {
+        let len = data.len().checked_div(width).unwrap_or(0);
+        Self::strided(data, len, width, width)
+    }
+
+    /// `len` rows of `width` values `stride` apart (any stride, 0 included: the kernels only
+    /// read rows, so they may overlap).
+    ///
+    /// # Panics
+    /// If `data` is too short to hold the last row.
+    pub(crate) fn strided(data: &'a [T], len: usize, width: usize, stride: usize) -> Self {
+        let needed = match len {
+            0 => 0,
+            len => (len - 1) * stride + width,
+        };
+        assert!(
+            data.len() >= needed,
+            "burn-segment: {} values cannot hold {len} rows of {width} at a stride of {stride}",
+            data.len()
+        );
+        Self {
+            data,
+            len,
+            width,
+            stride,
+        }
+    }
+
+    /// Values per row.
+    #[inline(always)]
+    pub(crate) fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Number of rows.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Row `r`.
+    #[inline(always)]
+    pub(crate) fn row(&self, r: usize) -> &'a [T] {
+        let start = r * self.stride;
+        &self.data[start..start + self.width]
+    }
+
+    /// Values `cols` of row `r` (one bounds check, where `row(r)[cols]` takes two).
+    #[inline(always)]
+    pub(crate) fn cols(&self, r: usize, cols: Range<usize>) -> &'a [T] {
+        let start = r * self.stride;
+        debug_assert!(cols.end <= self.width);
+        &self.data[start + cols.start..start + cols.end]
+    }
+
+    /// Hints the CPU to load row `r` with x86's hint `HINT` ([`plan::TO_L1`] or
+    /// [`plan::TO_L2`]); touches no memory.
+    #[inline(always)]
+    pub(super) fn prefetch<const HINT: i32>(&self, r: usize) {
+        prefetch_bytes::<HINT>(
+            self.data.as_ptr().wrapping_add(r * self.stride) as *const u8,
+            self.width * core::mem::size_of::<T>(),
+        );
+    }
+}
+
 /// A raw pointer that rayon tasks may share; every task writes a disjoint set of rows.
 #[derive(Clone, Copy)]
 pub(super) struct RowsPtr<T>(*mut T);
@@ -148,7 +227,7 @@ impl<T> RowsPtr<T> {
 /// Test data shared by the kernels' unit tests.
 #[cfg(test)]
 mod testing {
-    use super::CsrPlan;
+    use super::{CsrPlan, Rows};
 
     /// A pseudo-random sequence (64-bit LCG, high bits).
     pub(super) fn lcg(seed: u64) -> impl FnMut() -> usize {
@@ -168,13 +247,13 @@ mod testing {
             .collect()
     }
 
-    /// Runs `check(data, d, plan, shuffled)` on `900 × 37` values drawn by `value` (37 columns:
+    /// Runs `check(rows, plan, shuffled)` on `900 × 37` values drawn by `value` (37 columns:
     /// two full blocks of 16, vector bodies, and a remainder) and ids into 60 segments, the last
     /// five empty: first shuffled, then sorted.
     pub(super) fn for_each_isa_case(
         seed: u64,
         value: impl Fn(usize) -> f32,
-        mut check: impl FnMut(&[f32], usize, &CsrPlan, bool),
+        mut check: impl FnMut(Rows<f32>, &CsrPlan, bool),
     ) {
         let (d, n, rows) = (37usize, 60usize, 900usize);
         let mut next = lcg(seed);
@@ -184,7 +263,7 @@ mod testing {
             if !shuffled {
                 ids.sort_unstable();
             }
-            check(&data, d, &CsrPlan::new(&ids, n), shuffled);
+            check(Rows::new(&data, d), &CsrPlan::new(&ids, n), shuffled);
         }
     }
 }
@@ -214,13 +293,14 @@ mod tests {
             .map(|i| ((i * 37 % 101) as f32).sin() * 1e3)
             .collect();
         let plan = CsrPlan::new(&ids, 700);
+        let rows = Rows::new(&data, d);
         let run = |threads| {
             on_threads(threads, || {
                 let simd = Simd::detect();
                 let (max, arg) =
-                    reduce_extreme::<f32, i64>(simd, Alloc::Vec, &data, d, &plan, Extreme::Max);
-                let sum = reduce_sum(simd, Alloc::Vec, &data, d, &plan);
-                (sum, softmax(Alloc::Vec, &data, d, &plan), max, arg)
+                    reduce_extreme::<f32, i64>(simd, Alloc::Vec, rows, &plan, Extreme::Max);
+                let sum = reduce_sum(simd, Alloc::Vec, rows, &plan);
+                (sum, softmax(Alloc::Vec, rows, &plan), max, arg)
             })
         };
         let (a, b) = (run(1), run(4));
@@ -247,8 +327,8 @@ mod tests {
                     ids.swap(i, next() % (i + 1));
                 }
             }
-            let rows = ids.len();
-            let data: Vec<f32> = (0..rows * d)
+            let n_rows = ids.len();
+            let data: Vec<f32> = (0..n_rows * d)
                 .map(|i| match (i % d, i * 7919 % 10007) {
                     (0, 17) => f32::NAN,
                     (1, 23) => f32::INFINITY,
@@ -256,14 +336,15 @@ mod tests {
                 })
                 .collect();
             let plan = CsrPlan::new(&ids, lens.len());
+            let rows = Rows::new(&data, d);
             let run = |threads| {
                 on_threads(threads, || {
                     let simd = Simd::detect();
                     let (max, arg) =
-                        reduce_extreme::<f32, i64>(simd, Alloc::Vec, &data, d, &plan, Extreme::Max);
-                    let sum = reduce_sum(simd, Alloc::Vec, &data, d, &plan);
-                    let prod = reduce_product(Alloc::Vec, &data, d, &plan);
-                    (sum, prod, softmax(Alloc::Vec, &data, d, &plan), max, arg)
+                        reduce_extreme::<f32, i64>(simd, Alloc::Vec, rows, &plan, Extreme::Max);
+                    let sum = reduce_sum(simd, Alloc::Vec, rows, &plan);
+                    let prod = reduce_product(Alloc::Vec, rows, &plan);
+                    (sum, prod, softmax(Alloc::Vec, rows, &plan), max, arg)
                 })
             };
             let one = run(1);
@@ -278,7 +359,7 @@ mod tests {
             // Against one pass in row order: the extremes exactly, the sums to f32 rounding.
             for (s, _) in lens.iter().enumerate() {
                 for c in 0..d {
-                    let col: Vec<(usize, f32)> = (0..rows)
+                    let col: Vec<(usize, f32)> = (0..n_rows)
                         .filter(|&r| ids[r] == s as i64)
                         .map(|r| (r, data[r * d + c]))
                         .collect();

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
+use super::Rows;
 use super::elem::IdElem;
 
 /// A CSR view of segment ids: the rows of segment `s` are `rows(s)`, in original row order.
@@ -104,11 +105,10 @@ impl CsrPlan<'_> {
     pub(super) fn for_rows_prefetch_to<const HINT: i32, T>(
         &self,
         s: usize,
-        data: &[T],
-        d: usize,
+        rows: Rows<T>,
         f: impl FnMut(usize),
     ) {
-        self.for_rows_ahead(s, |ahead| prefetch_row_to::<HINT, T>(data, ahead * d, d), f)
+        self.for_rows_ahead(s, |ahead| rows.prefetch::<HINT>(ahead), f)
     }
 
     /// As [`for_rows`](Self::for_rows), calling `prefetch(row)` for the row a few positions
@@ -143,18 +143,8 @@ impl CsrPlan<'_> {
     /// As [`for_slots`](Self::for_slots), prefetching rows ahead into L2 as
     /// [`for_rows_prefetch_to`](Self::for_rows_prefetch_to) does.
     #[inline(always)]
-    pub fn for_slots_prefetch<T>(
-        &self,
-        slots: Range<usize>,
-        data: &[T],
-        d: usize,
-        f: impl FnMut(usize),
-    ) {
-        self.for_slots_ahead(
-            slots,
-            |ahead| prefetch_row_to::<TO_L2, T>(data, ahead * d, d),
-            f,
-        )
+    pub fn for_slots_prefetch<T>(&self, slots: Range<usize>, rows: Rows<T>, f: impl FnMut(usize)) {
+        self.for_slots_ahead(slots, |ahead| rows.prefetch::<TO_L2>(ahead), f)
     }
 
     /// As [`for_rows_ahead`](Self::for_rows_ahead), over the CSR positions `slots`.
@@ -264,13 +254,7 @@ const _: () =
 /// Hints the CPU to load `data[start..start + len]` into every cache level (a no-op off x86-64).
 #[inline(always)]
 pub(super) fn prefetch_row<T>(data: &[T], start: usize, len: usize) {
-    prefetch_row_to::<TO_L1, T>(data, start, len)
-}
-
-/// [`prefetch_row`] with x86's prefetch hint `HINT` ([`TO_L1`] or [`TO_L2`]).
-#[inline(always)]
-fn prefetch_row_to<const HINT: i32, T>(data: &[T], start: usize, len: usize) {
-    prefetch_bytes::<HINT>(
+    prefetch_bytes::<TO_L1>(
         data[start..start + len].as_ptr() as *const u8,
         len * core::mem::size_of::<T>(),
     );

@@ -5,26 +5,21 @@ use core::ops::Range;
 use super::elem::{Elem, IdElem};
 use super::output::{Alloc, Out};
 use super::plan::CsrPlan;
-use super::{chunk_tree, is_long, per_segment};
+use super::{Rows, chunk_tree, is_long, per_segment};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
 /// Sum of each segment's rows, 0 for empty ones, with the per-segment body compiled for `simd`
 /// and the output from `alloc`: in row order, or for a segment of more than [`CHUNK_ROWS`](super::CHUNK_ROWS)
 /// rows, chunk by chunk in parallel and combined in [`chunk_tree`]'s fixed tree.
-pub fn reduce_sum<T: Elem>(
-    simd: Simd,
-    alloc: Alloc,
-    data: &[T],
-    d: usize,
-    plan: &CsrPlan,
-) -> Out<T> {
+pub fn reduce_sum<T: Elem>(simd: Simd, alloc: Alloc, rows: Rows<T>, plan: &CsrPlan) -> Out<T> {
+    let d = rows.width();
     per_segment(alloc, plan, d, T::ZERO, |s, acc| {
         if !is_long(plan, s) {
-            return add_slots_simd(simd, data, d, plan, plan.slots(s), acc);
+            return add_slots_simd(simd, rows, plan, plan.slots(s), acc);
         }
         let sum = |slots| {
             let mut part = vec![T::ZERO; d];
-            add_slots_simd(simd, data, d, plan, slots, &mut part);
+            add_slots_simd(simd, rows, plan, slots, &mut part);
             part
         };
         acc.copy_from_slice(&chunk_tree(plan, s, sum, |mut l, r| {
@@ -36,18 +31,18 @@ pub fn reduce_sum<T: Elem>(
 
 /// Folds the rows at CSR positions `slots` into `acc` by addition, in row order.
 #[inline(always)]
-fn add_slots<T: Elem>(data: &[T], d: usize, plan: &CsrPlan, slots: Range<usize>, acc: &mut [T]) {
-    plan.for_slots_prefetch(slots, data, d, |r| {
-        let x = &data[r * d..(r + 1) * d];
-        acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
+fn add_slots<T: Elem>(rows: Rows<T>, plan: &CsrPlan, slots: Range<usize>, acc: &mut [T]) {
+    plan.for_slots_prefetch(slots, rows, |r| {
+        acc.iter_mut()
+            .zip(rows.row(r))
+            .for_each(|(a, &v)| *a = a.add(v));
     })
 }
 
 simd_dispatch!(
     /// [`add_slots`] compiled for `simd`.
     fn add_slots_simd = add_slots [T: Elem] [T] (
-        data: &[T],
-        d: usize,
+        rows: Rows<T>,
         plan: &CsrPlan,
         slots: Range<usize>,
         acc: &mut [T],
@@ -61,14 +56,14 @@ simd_dispatch!(
 /// subnormal, infinite or NaN factor is multiplied plainly in row order (IEEE propagation).
 /// Segments of more than [`CHUNK_ROWS`](super::CHUNK_ROWS) rows are multiplied chunk by chunk in parallel, as
 /// [`reduce_sum`]'s.
-pub fn reduce_product<T: Elem>(alloc: Alloc, data: &[T], d: usize, plan: &CsrPlan) -> Out<T> {
+pub fn reduce_product<T: Elem>(alloc: Alloc, rows: Rows<T>, plan: &CsrPlan) -> Out<T> {
+    let d = rows.width();
     let part = |slots: Range<usize>| {
         let mut parts = vec![T::PRODUCT_ONE; d];
-        plan.for_slots_prefetch(slots, data, d, |r| {
-            let x = &data[r * d..(r + 1) * d];
+        plan.for_slots_prefetch(slots, rows, |r| {
             parts
                 .iter_mut()
-                .zip(x)
+                .zip(rows.row(r))
                 .for_each(|(p, &v)| T::product_push(p, v));
         });
         parts
@@ -87,7 +82,7 @@ pub fn reduce_product<T: Elem>(alloc: Alloc, data: &[T], d: usize, plan: &CsrPla
         for (c, (a, p)) in acc.iter_mut().zip(parts).enumerate() {
             *a = T::product_finish(p).unwrap_or_else(|| {
                 let mut x = T::ONE;
-                plan.for_rows(s, |r| x = x.mul(data[r * d + c]));
+                plan.for_rows(s, |r| x = x.mul(rows.row(r)[c]));
                 x
             });
         }
@@ -105,6 +100,7 @@ pub fn count<I: IdElem>(plan: &CsrPlan) -> Vec<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::kernels::Rows;
     use crate::cpu::kernels::testing::{bits, for_each_isa_case};
     use crate::cpu::simd::Level;
 
@@ -116,17 +112,11 @@ mod tests {
             1 => f32::INFINITY,
             k => (k as f32 - 25.0) / 7.0,
         };
-        for_each_isa_case(17, value, |data, d, plan, shuffled| {
-            let want = reduce_sum(
-                Simd::detect().at_most(Level::Base),
-                Alloc::Vec,
-                data,
-                d,
-                plan,
-            );
+        for_each_isa_case(17, value, |rows, plan, shuffled| {
+            let want = reduce_sum(Simd::detect().at_most(Level::Base), Alloc::Vec, rows, plan);
             assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| v.fract() != 0.0));
             for level in [Level::Avx2, Level::Avx512] {
-                let got = reduce_sum(Simd::detect().at_most(level), Alloc::Vec, data, d, plan);
+                let got = reduce_sum(Simd::detect().at_most(level), Alloc::Vec, rows, plan);
                 assert_eq!(bits(&got), bits(&want), "{level:?} shuffled: {shuffled}");
             }
         });
@@ -158,12 +148,18 @@ mod tests {
             .collect();
         let plan = CsrPlan::new(&[0i64; 1000], 1);
         assert_eq!(plain(&f64s, 1, &plan)[0], f64::INFINITY);
-        assert_eq!(reduce_product(Alloc::Vec, &f64s, 1, &plan)[0], 1.0);
-        assert_eq!(reduce_product(Alloc::Vec, &f32s, 1, &plan)[0], 1.0);
+        assert_eq!(
+            reduce_product(Alloc::Vec, Rows::new(&f64s, 1), &plan)[0],
+            1.0
+        );
+        assert_eq!(
+            reduce_product(Alloc::Vec, Rows::new(&f32s, 1), &plan)[0],
+            1.0
+        );
         // Unsorted ids: the same rows shuffled between two segments.
         let ids: Vec<i64> = (0..1000).map(|i| (i % 3 == 0) as i64).collect();
         let plan = CsrPlan::new(&ids, 2);
-        let got = reduce_product(Alloc::Vec, &f64s, 1, &plan);
+        let got = reduce_product(Alloc::Vec, Rows::new(&f64s, 1), &plan);
         let log2 = |seg: i64| {
             (0..1000)
                 .filter(|&i| ids[i] == seg)
@@ -183,7 +179,7 @@ mod tests {
         let ids: Vec<i64> = (0..1000).map(|i| (i * 7919 % 13) as i64).collect();
         let plan = CsrPlan::new(&ids, 13);
         let bits64 = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        let got = reduce_product(Alloc::Vec, &data, 3, &plan);
+        let got = reduce_product(Alloc::Vec, Rows::new(&data, 3), &plan);
         assert_eq!(bits64(&got), bits64(&plain(&data, 3, &plan)));
         // A subnormal product, an overflowing one, and columns with 0 · inf, NaN, -0 and a
         // subnormal factor, which follow the row-order product.
@@ -201,7 +197,7 @@ mod tests {
         ];
         let data: Vec<f64> = rows.concat();
         let plan = CsrPlan::new(&[0i64, 0], 1);
-        let got = reduce_product(Alloc::Vec, &data, 6, &plan);
+        let got = reduce_product(Alloc::Vec, Rows::new(&data, 6), &plan);
         assert_eq!(got[0], (-1060f64).exp2());
         assert_eq!(got[1], f64::INFINITY);
         assert!(got[2].is_nan() && got[3].is_nan());
@@ -211,7 +207,7 @@ mod tests {
         let ints = [i32::MAX, 3, 5];
         let plan = CsrPlan::new(&[0i64, 0, 0], 1);
         assert_eq!(
-            reduce_product(Alloc::Vec, &ints, 1, &plan)[0],
+            reduce_product(Alloc::Vec, Rows::new(&ints, 1), &plan)[0],
             i32::MAX.wrapping_mul(15)
         );
     }

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::elem::FloatElem;
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::{CsrPlan, TO_L1};
-use super::{RowsPtr, chunk_tree, chunks, is_long};
+use super::{Rows, RowsPtr, chunk_tree, chunks, is_long};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
 // ANCHOR: kernel_softmax
@@ -17,13 +17,14 @@ use crate::cpu::simd::{Simd, simd_dispatch};
 /// A column holding NaN or `+inf`, or only `-inf`, gives NaN in all its rows (as `softmax` does
 /// in torch and jax).
 /// The output comes from `alloc`.
-pub fn softmax<T: FloatElem>(alloc: Alloc, data: &[T], d: usize, plan: &CsrPlan) -> Out<T> {
+pub fn softmax<T: FloatElem>(alloc: Alloc, rows: Rows<T>, plan: &CsrPlan) -> Out<T> {
     // Each row's segment task copies it in before working on it: no fill pass over the output
     // first, once the plan is checked to hold every row.
-    plan.assert_holds_rows(data.len(), d, "softmax data");
-    let mut out = output_unwritten::<T>(alloc, data.len());
+    let (d, len) = (rows.width(), rows.len() * rows.width());
+    plan.assert_holds_rows(len, d, "softmax data");
+    let mut out = output_unwritten::<T>(alloc, len);
     // SAFETY: `src` is given, so `out` needs no values.
-    unsafe { softmax_into(Simd::detect(), Some(data), &mut out, d, plan) };
+    unsafe { softmax_into(Simd::detect(), Some(rows), &mut out, d, plan) };
     // SAFETY: `softmax_into` copied every row of `src` into `out` before normalising it, and
     // the plan's segments hold every row (checked above).
     unsafe { assume_written(out) }
@@ -52,14 +53,14 @@ fn as_uninit_mut<T>(values: &mut [T]) -> &mut [MaybeUninit<T>] {
 /// `src` is given, `out` may hold none: each row is written from `src` before it is read.
 unsafe fn softmax_into<T: FloatElem>(
     simd: Simd,
-    src: Option<&[T]>,
+    src: Option<Rows<T>>,
     out: &mut [MaybeUninit<T>],
     d: usize,
     plan: &CsrPlan,
 ) {
     let rows = out.len().checked_div(d).unwrap_or(0);
     debug_assert_eq!(plan.num_rows(), rows);
-    debug_assert!(src.is_none_or(|src| src.len() == out.len()));
+    debug_assert!(src.is_none_or(|src| src.len() == rows && src.width() == d));
     if d == 0 || rows == 0 {
         return;
     }
@@ -96,7 +97,7 @@ unsafe fn softmax_into<T: FloatElem>(
 /// they need not (each is written from `src` before it is read).
 #[inline(always)]
 unsafe fn softmax_segment<T: FloatElem>(
-    src: Option<&[T]>,
+    src: Option<Rows<T>>,
     d: usize,
     plan: &CsrPlan,
     s: usize,
@@ -111,7 +112,7 @@ unsafe fn softmax_segment<T: FloatElem>(
     // permutation of the rows), so no other task reads or writes it, and it lies inside the
     // buffer because `r < rows`.
     let first_row = match src {
-        Some(src) => &src[first * d..(first + 1) * d],
+        Some(src) => src.row(first),
         None => unsafe { ptr.row(first, d) },
     };
     shift.copy_from_slice(first_row);
@@ -126,8 +127,8 @@ unsafe fn softmax_segment<T: FloatElem>(
     match src {
         // `src`'s rows into every level (the second only ran slower in the segment bench),
         // `out`'s own rows into the second (see `TO_L2`).
-        Some(src) => plan.for_rows_prefetch_to::<TO_L1, T>(s, src, d, |r| {
-            let x = &src[r * d..(r + 1) * d];
+        Some(src) => plan.for_rows_prefetch_to::<TO_L1, T>(s, src, |r| {
+            let x = src.row(r);
             fold(shift, x);
             unsafe { ptr.write_row(r, x) };
         }),
@@ -164,7 +165,7 @@ unsafe fn softmax_segment<T: FloatElem>(
 /// As [`softmax_segment`].
 unsafe fn softmax_long<T: FloatElem>(
     simd: Simd,
-    src: Option<&[T]>,
+    src: Option<Rows<T>>,
     d: usize,
     plan: &CsrPlan,
     s: usize,
@@ -173,7 +174,7 @@ unsafe fn softmax_long<T: FloatElem>(
     // SAFETY (every `ptr.row` / `ptr.write_row` below): the chunks split segment `s`'s rows,
     // which only this segment's task touches, so each row is reached by one chunk task alone.
     let row = |r: usize| match src {
-        Some(src) => &src[r * d..(r + 1) * d],
+        Some(src) => src.row(r),
         None => unsafe { ptr.row(r, d) },
     };
     let max = |slots: Range<usize>| {
@@ -261,7 +262,7 @@ simd_dispatch!(
     /// # Safety
     /// As [`softmax_segment`].
     unsafe fn softmax_segment_simd = softmax_segment [T: FloatElem] [T] (
-        src: Option<&[T]>,
+        src: Option<Rows<T>>,
         d: usize,
         plan: &CsrPlan,
         s: usize,
@@ -304,7 +305,7 @@ mod tests {
             }
             let plan = CsrPlan::new(&ids, n);
             assert_eq!(plan.is_sorted(), !shuffled);
-            let want = softmax(Alloc::Vec, &data, d, &plan);
+            let want = softmax(Alloc::Vec, Rows::new(&data, d), &plan);
             assert!(want.iter().any(|v| v.is_nan()) && want.iter().any(|v| *v > 0.0));
             let mut got = data.clone();
             softmax_in_place(&mut got, d, &plan);
@@ -316,7 +317,7 @@ mod tests {
                 unsafe {
                     softmax_into(
                         Simd::detect().at_most(level),
-                        Some(&data),
+                        Some(Rows::new(&data, d)),
                         as_uninit_mut(&mut got),
                         d,
                         &plan,
