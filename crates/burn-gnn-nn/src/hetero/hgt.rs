@@ -6,11 +6,11 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::{gelu, sigmoid};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph, gather_rows};
-use burn_segment::segment_softmax;
+use burn_segment::{SegmentPlan, Segments};
 
 use super::{NodeFeatures, relation_edges};
 use crate::NnError;
-use crate::aggregation::sum_into;
+use crate::aggregation::sum_with;
 use crate::conv::glorot;
 
 /// Configuration of an [`HgtConv`]; defaults are PyG's `HGTConv`.
@@ -171,12 +171,14 @@ impl HgtConv {
             let message = if scores.is_empty() {
                 Tensor::zeros([n, o], (&xt.device(), xt.dtype()))
             } else {
-                let targets = Tensor::cat(targets, 0);
-                let alpha = segment_softmax(Tensor::cat(scores, 0), targets.clone(), n);
-                sum_into(
+                // One plan of the concatenated targets for the softmax, the sum and both
+                // backward passes (the relations' receivers are in range: a checked graph).
+                let targets = SegmentPlan::new(Tensor::cat(targets, 0), n)
+                    .map_err(|e| NnError::Hetero(format!("targets of node type {t}: {e}")))?;
+                let alpha = targets.softmax(Tensor::cat(scores, 0));
+                sum_with(
                     Tensor::cat(values, 0) * alpha.unsqueeze_dim::<3>(2),
-                    targets,
-                    n,
+                    &targets,
                 )
                 .reshape([n, o])
             };

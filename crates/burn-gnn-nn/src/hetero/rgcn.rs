@@ -7,7 +7,7 @@ use burn_gnn_graph::{GraphsTuple, gather_rows};
 use burn_segment::segment_count;
 
 use crate::NnError;
-use crate::aggregation::sum_into;
+use crate::aggregation::sum_with;
 use crate::conv::{glorot, zeros};
 
 /// Configuration of an [`RgcnConv`]; defaults are PyG's `RGCNConv`.
@@ -165,6 +165,6 @@ impl RgcnConv {
         // Mean per (receiver, relation): divide each message by its pair's edge count.
         let pair = receivers.clone().mul_scalar(r as i64) + edge_type;
         let counts = gather_rows(segment_count(pair.clone(), n * r), pair).float();
-        out + sum_into(messages / counts.unsqueeze_dim(1), receivers, n)
+        out + sum_with(messages / counts.unsqueeze_dim(1), graph.receiver_plan())
     }
 }
