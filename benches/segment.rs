@@ -66,6 +66,27 @@ fn lcg(state: &mut u64) -> u64 {
     *state >> 33
 }
 
+/// `SEGMENT_BENCH_MAX_E`: the largest `E` benched (default 1e7).
+fn max_e() -> usize {
+    std::env::var("SEGMENT_BENCH_MAX_E")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000)
+}
+
+/// A group of few, short samples: the large sizes take long per call.
+fn short_group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    group
+}
+
 fn device() -> Device {
     if std::env::var("SEGMENT_BENCH_OUTPUT_POOL").as_deref() == Ok("0") {
         burn_segment::cpu::set_output_pool_capacity(0);
@@ -140,10 +161,7 @@ fn stream_triad(c: &mut Criterion) {
 }
 
 fn segment_ops(c: &mut Criterion) {
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let max_e = max_e();
     let device = device();
     let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
     let (id_dtype, id_bytes) = if wgpu {
@@ -151,11 +169,7 @@ fn segment_ops(c: &mut Criterion) {
     } else {
         (DType::I64, 8)
     };
-    let mut group = c.benchmark_group("segment");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = short_group(c, "segment");
     for e in [10_000usize, 100_000, 1_000_000, 10_000_000]
         .into_iter()
         .filter(|&e| e <= max_e)
@@ -263,10 +277,7 @@ struct FusedInputs {
 
 /// `FusedInputs` for each benched `E` (1e5, 1e6, 1e7, capped by `SEGMENT_BENCH_MAX_E`).
 fn fused_inputs(device: &Device) -> Vec<(usize, FusedInputs)> {
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let max_e = max_e();
     let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
     let (id_dtype, id_bytes) = if wgpu {
         (DType::I32, 4)
@@ -331,11 +342,7 @@ fn fused(c: &mut Criterion) {
     let device = device();
     let d = FUSED_D;
     let inputs = fused_inputs(&device);
-    let mut group = c.benchmark_group("spmm");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = short_group(c, "spmm");
     for (e, f) in &inputs {
         let (e, n) = (*e, f.n);
         group.throughput(Throughput::Bytes(
@@ -356,11 +363,7 @@ fn fused(c: &mut Criterion) {
         });
     }
     group.finish();
-    let mut group = c.benchmark_group("spmm_reversed");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = short_group(c, "spmm_reversed");
     for (e, f) in &inputs {
         let (e, n) = (*e, f.n);
         let weights = Tensor::<2>::ones([e, 1], (&device, DType::F32));
@@ -383,11 +386,7 @@ fn fused(c: &mut Criterion) {
         });
     }
     group.finish();
-    let mut group = c.benchmark_group("sddmm");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = short_group(c, "sddmm");
     for (e, f) in &inputs {
         let e = *e;
         group.throughput(Throughput::Bytes(
@@ -422,16 +421,9 @@ fn planned(c: &mut Criterion) {
     if std::env::var("SEGMENT_BENCH_BACKEND").is_ok_and(|b| b != "flex") {
         return; // the CPU kernels' plans
     }
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let max_e = max_e();
     let device = device();
-    let mut group = c.benchmark_group("planned");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = short_group(c, "planned");
     for e in [13_264usize, 100_000, 1_000_000, 10_000_000]
         .into_iter()
         .filter(|&e| e <= max_e)
@@ -525,16 +517,9 @@ fn strided(c: &mut Criterion) {
     if std::env::var("SEGMENT_BENCH_BACKEND").is_ok_and(|b| b != "flex") {
         return; // the CPU kernels' strided reads
     }
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let max_e = max_e();
     let device = device();
-    let mut group = c.benchmark_group("strided");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = short_group(c, "strided");
     for e in [100_000usize, 1_000_000]
         .into_iter()
         .filter(|&e| e <= max_e)
@@ -584,16 +569,9 @@ fn random_rows(c: &mut Criterion) {
     if std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu") {
         return; // a CPU baseline
     }
-    let max_e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let max_e = max_e();
     const D: usize = 64;
-    let mut group = c.benchmark_group("random_rows");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    let mut group = short_group(c, "random_rows");
     for e in [100_000usize, 1_000_000, 10_000_000]
         .into_iter()
         .filter(|&e| e <= max_e)
@@ -653,10 +631,7 @@ fn prefetch<T>(row: &T) {
 }
 
 fn one_segment(c: &mut Criterion) {
-    let e: usize = std::env::var("SEGMENT_BENCH_MAX_E")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let e = max_e();
     let d = 16;
     let device = device();
     let mut state = 7;
