@@ -138,6 +138,7 @@ mod partition;
 mod plan;
 pub mod reference;
 mod segments;
+mod statistics;
 mod validate;
 #[cfg(feature = "wgpu")]
 mod wgpu_probe;
@@ -153,6 +154,7 @@ pub use fused::{
 pub use partition::*;
 pub use plan::{SegmentPlan, SegmentPlanPrimitive};
 pub use segments::{SegmentIds, Segments};
+pub use statistics::*;
 pub use validate::*;
 #[cfg(feature = "wgpu")]
 pub use wgpu_probe::{REQUIRE_WGPU_ENV, WgpuUnavailable, check_wgpu, wgpu_test_targets};

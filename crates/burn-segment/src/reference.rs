@@ -128,6 +128,53 @@ pub fn segment_variance_reference(data: &[f64], d: usize, ids: &[i64], n: usize)
     })
 }
 
+/// Reference of `segment_variance_corrected`: the squared deviations over `count − correction`,
+/// NaN for a segment of fewer than `correction + 1` rows.
+pub fn segment_variance_corrected_reference(
+    data: &[f64],
+    d: usize,
+    ids: &[i64],
+    n: usize,
+    correction: usize,
+) -> Vec<f64> {
+    let rows = rows_of(ids, n);
+    per_column(n, d, |s, j| {
+        let col = values(data, d, &rows[s], j);
+        if col.len() <= correction {
+            return f64::NAN;
+        }
+        let mean = col.iter().sum::<f64>() / col.len() as f64;
+        let squares: f64 = col.iter().map(|v| (v - mean).powi(2)).sum();
+        squares / (col.len() - correction) as f64
+    })
+}
+
+/// Reference of `segment_count_nonzero` (NaN counts, `±0` does not).
+pub fn segment_count_nonzero_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<i64> {
+    let rows = rows_of(ids, n);
+    per_column(n, d, |s, j| {
+        values(data, d, &rows[s], j)
+            .iter()
+            .filter(|&&v| v != 0.0)
+            .count() as i64
+    })
+}
+
+/// Reference of `segment_any` (`all = false`) and `segment_all` (`all = true`).
+pub fn segment_any_all_reference(
+    data: &[bool],
+    d: usize,
+    ids: &[i64],
+    n: usize,
+    all: bool,
+) -> Vec<bool> {
+    let rows = rows_of(ids, n);
+    per_column(n, d, |s, j| {
+        let mut col = rows[s].iter().map(|&e| data[e * d + j]);
+        if all { col.all(|v| v) } else { col.any(|v| v) }
+    })
+}
+
 /// Reference of `segment_logsumexp` (`-inf` for empty segments).
 pub fn segment_logsumexp_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<f64> {
     let rows = rows_of(ids, n);

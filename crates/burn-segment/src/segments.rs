@@ -153,6 +153,27 @@ pub trait Segments: sealed::Sealed {
     fn std<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
         self.variance(data).sqrt()
     }
+    /// [`segment_variance_corrected`](crate::segment_variance_corrected): `[E, ...] -> [N, ...]`,
+    /// NaN for segments of fewer than `correction + 1` rows.
+    fn variance_corrected<const D: usize>(&self, data: Tensor<D>, correction: usize) -> Tensor<D> {
+        crate::statistics::variance_corrected(self, data, correction)
+    }
+    /// [`segment_std_corrected`](crate::segment_std_corrected): `[E, ...] -> [N, ...]`.
+    fn std_corrected<const D: usize>(&self, data: Tensor<D>, correction: usize) -> Tensor<D> {
+        self.variance_corrected(data, correction).sqrt()
+    }
+    /// [`segment_count_nonzero`](crate::segment_count_nonzero): `[E, ...] -> [N, ...]` Int.
+    fn count_nonzero<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, Int> {
+        crate::statistics::count_nonzero(self, data)
+    }
+    /// [`segment_any`](crate::segment_any): `[E, ...]` Bool -> `[N, ...]` Bool, empty false.
+    fn any<const D: usize>(&self, data: Tensor<D, Bool>) -> Tensor<D, Bool> {
+        self.count_nonzero(data.int()).greater_elem(0)
+    }
+    /// [`segment_all`](crate::segment_all): `[E, ...]` Bool -> `[N, ...]` Bool, empty true.
+    fn all<const D: usize>(&self, data: Tensor<D, Bool>) -> Tensor<D, Bool> {
+        self.count_nonzero(data.bool_not().int()).equal_elem(0)
+    }
     /// [`segment_normalize`](crate::segment_normalize): `[E, ...] -> [E, ...]`.
     fn normalize<const D: usize>(&self, data: Tensor<D>, eps: f64) -> Tensor<D> {
         let (centered, var) = centered(self, data);
@@ -314,7 +335,7 @@ impl Segments for SegmentPlan {
 }
 
 /// `[num_segments]` -> `[num_segments, 1, ..]`, broadcastable against `[num_segments, ...]`.
-fn per_segment<const D: usize>(t: Tensor<1>, like: &Tensor<D>) -> Tensor<D> {
+pub(crate) fn per_segment<const D: usize>(t: Tensor<1>, like: &Tensor<D>) -> Tensor<D> {
     let mut dims = [1; D];
     dims[0] = t.dims()[0];
     t.cast(like.dtype()).reshape(dims).expand(like.dims())

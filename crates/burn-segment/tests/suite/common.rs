@@ -3,7 +3,7 @@
 #![allow(deprecated)] // Device::ndarray and NdArray: deprecated in Burn 0.22, still supported.
 
 use burn::backend::NdArray;
-use burn::tensor::{DType, Device, Int, Tensor, TensorData};
+use burn::tensor::{Bool, DType, Device, Int, Tensor, TensorData};
 use burn_segment::{SegmentExtreme, SegmentPlan, SegmentReduction, Segments, composite};
 
 /// How a target reaches the ops.
@@ -198,6 +198,18 @@ pub fn ints_2d(values: &[i64], shape: [usize; 2], device: &Device) -> Tensor<2, 
 pub fn ids(values: &[i64], device: &Device, i32_ids: bool) -> Tensor<1, Int> {
     let dtype = if i32_ids { DType::I32 } else { DType::I64 };
     ints(values, [values.len()], device, dtype)
+}
+
+pub fn bools<const D: usize>(
+    values: &[bool],
+    shape: [usize; D],
+    device: &Device,
+) -> Tensor<D, Bool> {
+    Tensor::from_data(TensorData::new(values.to_vec(), shape), device)
+}
+
+pub fn read_bool<const D: usize>(t: Tensor<D, Bool>) -> Vec<bool> {
+    t.into_data().iter::<bool>().collect()
 }
 
 pub fn read<const D: usize>(t: Tensor<D>) -> Vec<f64> {

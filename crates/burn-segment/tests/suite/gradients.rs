@@ -199,6 +199,31 @@ fn variance_std_normalize() {
     });
 }
 
+/// The corrected forms, with and without a plan; their NaN outputs (segments of fewer than
+/// `correction + 1` rows, the empty one) are left out of the loss, and pass no gradient.
+#[test]
+fn corrected_variance_and_std() {
+    let no_nan = |t: Tensor<2>| t.clone().mask_fill(t.is_nan(), 0.0);
+    for c in [0, 1, 2] {
+        check(&format!("variance_corrected({c})"), &values(), |x, i| {
+            no_nan(seg::segment_variance_corrected(x, i, N, c))
+        });
+        check(&format!("std_corrected({c})"), &values(), |x, i| {
+            no_nan(seg::segment_std_corrected(x, i, N, c))
+        });
+        check(
+            &format!("planned variance_corrected({c})"),
+            &values(),
+            |x, i| no_nan(plan(i, N).variance_corrected(x, c)),
+        );
+    }
+    // Every segment has at most 3 rows: all NaN, and a gradient of exactly 0 (not NaN).
+    let g = check("variance_corrected(3)", &values(), |x, i| {
+        no_nan(seg::segment_variance_corrected(x, i, N, 3))
+    });
+    assert!(g.iter().all(|&v| v == 0.0), "{g:?}");
+}
+
 /// Every differentiable op through a plan (built inside the checked function, so each finite
 /// difference plans again): its backward reuses the forward call's plan.
 #[test]

@@ -3,7 +3,7 @@
 
 use burn::tensor::DType;
 use burn_segment::reference::*;
-use burn_segment::{SegmentExtreme, SegmentReduction};
+use burn_segment::{SegmentExtreme, SegmentIds, SegmentReduction, Segments};
 use proptest::prelude::*;
 
 use crate::common::*;
@@ -174,6 +174,17 @@ proptest! {
     }
 
     #[test]
+    fn statistics_match_reference(c in cases(true)) {
+        for t in targets().into_iter().filter(|t| t.path != Path::Composite) {
+            let segment_ids = ids(&c.ids, &t.device, c.i32_ids);
+            match t.path {
+                Path::Planned => check_statistics(&t, &c, &plan(segment_ids, c.n)),
+                _ => check_statistics(&t, &c, &SegmentIds::new(segment_ids, c.n)),
+            }
+        }
+    }
+
+    #[test]
     fn partition_ops_match_reference(
         partitions in proptest::collection::vec(0i64..5, 1..7),
         d in 1usize..3,
@@ -194,5 +205,56 @@ proptest! {
             check("min", read(burn_segment::partition_min(x(), parts())), segment_reduce_reference(&data, d, &ids_ref, p, SegmentReduction::Min));
             check("softmax", read(burn_segment::partition_softmax(x(), parts())), segment_softmax_reference(&data, d, &ids_ref, p));
         }
+    }
+}
+
+/// Corrected variance and std, count_nonzero (float and int data), any and all of `c` through
+/// `g` on `t`, against the references.
+fn check_statistics(t: &Target, c: &Case, g: &impl Segments) {
+    let dev = &t.device;
+    let name = |op: &str| format!("{} {op} {c:?}", t.name);
+    let x = || f32s(&c.data, [c.e, c.d], dev);
+    for correction in [0, 1, 2] {
+        let var = segment_variance_corrected_reference(&c.data, c.d, &c.ids, c.n, correction);
+        let got = read(g.variance_corrected(x(), correction));
+        assert_close(
+            &name(&format!("variance({correction})")),
+            &got,
+            &var,
+            1e-4,
+            1e-4,
+        );
+        let std: Vec<f64> = var.iter().map(|v| v.sqrt()).collect();
+        let got = read(g.std_corrected(x(), correction));
+        assert_close(&name(&format!("std({correction})")), &got, &std, 1e-3, 1e-3);
+    }
+    let want = segment_count_nonzero_reference(&c.data, c.d, &c.ids, c.n);
+    assert_eq!(
+        read_int(g.count_nonzero(x())),
+        want,
+        "{}",
+        name("count_nonzero")
+    );
+    // Int data: the values truncated (NaN and ±inf as 1).
+    let truncated: Vec<f64> = c
+        .data
+        .iter()
+        .map(|&v| if v.is_finite() { v.trunc() } else { 1.0 })
+        .collect();
+    let as_ints: Vec<i64> = truncated.iter().map(|&v| v as i64).collect();
+    let xi = ints(&as_ints, [c.e, c.d], dev, DType::I64);
+    let want = segment_count_nonzero_reference(&truncated, c.d, &c.ids, c.n);
+    assert_eq!(
+        read_int(g.count_nonzero(xi)),
+        want,
+        "{}",
+        name("count_nonzero int")
+    );
+    let flags: Vec<bool> = c.data.iter().map(|&v| v > 0.0).collect();
+    for all in [false, true] {
+        let b = bools(&flags, [c.e, c.d], dev);
+        let got = read_bool(if all { g.all(b) } else { g.any(b) });
+        let want = segment_any_all_reference(&flags, c.d, &c.ids, c.n, all);
+        assert_eq!(got, want, "{}", name(if all { "all" } else { "any" }));
     }
 }

@@ -1,0 +1,131 @@
+//! Segment statistics beyond jraph's forms: variance and standard deviation with an explicit
+//! correction, and the number of nonzero entries, `any` and `all` of each segment. Composed from
+//! the core ops (sums, counts, gathers), so every backend runs them through its kernels and
+//! `Autodiff` differentiates them.
+
+use burn::tensor::{Bool, Int, Tensor};
+
+use crate::api::SegmentKind;
+use crate::segments::per_segment;
+use crate::{SegmentIds, Segments};
+
+/// Variance of each segment's rows with `correction` subtracted from the count (0: population,
+/// 1: sample / Bessel's), NaN for a segment of fewer than `correction + 1` rows.
+///
+/// `var_c[s] = Σ_{e ∈ s} (x[e] − mean[s])² / (count[s] − c)`. Unlike
+/// [`segment_variance`](crate::segment_variance) (jraph's form: population variance, 0 for an empty segment), an empty segment gives NaN for
+/// every correction, as torch's `var` of nothing does. NaN in gives NaN out; a segment whose
+/// output is NaN for lack of rows passes no gradient (0, not NaN) to its rows.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`](crate::segment_reduce).
+///
+/// ```
+/// use burn::tensor::{Device, Int, Tensor};
+/// let device = Device::flex();
+/// let data = Tensor::<2>::from_floats([[1.0], [2.0], [3.0], [5.0]], &device);
+/// let ids = Tensor::<1, Int>::from_ints([0, 0, 0, 1], &device);
+/// // Sample variance (correction 1): ((1 − 2)² + 0 + (3 − 2)²) / 2 = 1; one row is too few.
+/// let var = burn_segment::segment_variance_corrected(data, ids, 3, 1);
+/// let var = var.into_data().to_vec::<f32>().unwrap();
+/// assert!(var[0] == 1.0 && var[1].is_nan() && var[2].is_nan());
+/// ```
+pub fn segment_variance_corrected<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    correction: usize,
+) -> Tensor<D> {
+    SegmentIds::new(segment_ids, num_segments).variance_corrected(data, correction)
+}
+
+/// Standard deviation with a correction: the square root of
+/// [`segment_variance_corrected`] (NaN for a segment of fewer than `correction + 1` rows).
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]`.
+///
+/// # Panics
+/// As [`segment_reduce`](crate::segment_reduce).
+pub fn segment_std_corrected<const D: usize>(
+    data: Tensor<D>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+    correction: usize,
+) -> Tensor<D> {
+    SegmentIds::new(segment_ids, num_segments).std_corrected(data, correction)
+}
+
+/// Number of nonzero entries of each segment, per column: `Σ_{e ∈ s} [x[e] ≠ 0]`. NaN counts
+/// as nonzero (it is not equal to 0); `-0.0` does not. Empty segments give 0. Float or Int data.
+///
+/// # Shapes
+/// `data: [E, ...]`, `segment_ids: [E]` -> `[num_segments, ...]` Int.
+///
+/// # Panics
+/// As [`segment_reduce`](crate::segment_reduce).
+pub fn segment_count_nonzero<const D: usize, K: SegmentKind>(
+    data: Tensor<D, K>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, Int> {
+    SegmentIds::new(segment_ids, num_segments).count_nonzero(data)
+}
+
+/// Whether any entry of each segment is true, per column; false for an empty segment.
+///
+/// # Shapes
+/// `data: [E, ...]` Bool, `segment_ids: [E]` -> `[num_segments, ...]` Bool.
+///
+/// # Panics
+/// As [`segment_reduce`](crate::segment_reduce).
+pub fn segment_any<const D: usize>(
+    data: Tensor<D, Bool>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, Bool> {
+    SegmentIds::new(segment_ids, num_segments).any(data)
+}
+
+/// Whether every entry of each segment is true, per column; true for an empty segment.
+///
+/// # Shapes
+/// `data: [E, ...]` Bool, `segment_ids: [E]` -> `[num_segments, ...]` Bool.
+///
+/// # Panics
+/// As [`segment_reduce`](crate::segment_reduce).
+pub fn segment_all<const D: usize>(
+    data: Tensor<D, Bool>,
+    segment_ids: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<D, Bool> {
+    SegmentIds::new(segment_ids, num_segments).all(data)
+}
+
+/// [`segment_variance_corrected`] over `g`.
+pub(crate) fn variance_corrected<const D: usize, S: Segments + ?Sized>(
+    g: &S,
+    data: Tensor<D>,
+    correction: usize,
+) -> Tensor<D> {
+    let sum = g.sum(data.clone());
+    let counts = per_segment(g.count().float(), &sum);
+    let mean = sum / counts.clone().clamp_min(1.0);
+    let squares = g.sum((data - g.gather(mean)).powi_scalar(2));
+    let dof = counts - correction as f64;
+    // Divided by at least 1 and then masked, so a short segment's rows get a zero gradient
+    // (`mask_fill` passes none) rather than the NaN of a division by zero.
+    let short = dof.clone().lower_equal_elem(0.0);
+    (squares / dof.clamp_min(1.0)).mask_fill(short, f64::NAN)
+}
+
+/// [`segment_count_nonzero`] over `g`.
+pub(crate) fn count_nonzero<const D: usize, K: SegmentKind, S: Segments + ?Sized>(
+    g: &S,
+    data: Tensor<D, K>,
+) -> Tensor<D, Int> {
+    g.sum(data.not_equal_elem(0).int())
+}
