@@ -56,6 +56,39 @@ fn segment_plan_chapter() {
 }
 
 #[test]
+fn segment_masks() {
+    // ANCHOR: segment_masks
+    use burn::tensor::Bool;
+    use burn_gnn::segment::{SegmentIds, SegmentPlan, Segments};
+
+    let device = Device::flex();
+    let plan = SegmentPlan::new(Tensor::<1, Int>::from_ints([0, 0, 0, 1], &device), 2)
+        .expect("ids in range");
+    let x = Tensor::<2>::from_floats([[1.0], [f32::NAN], [3.0], [5.0]], &device);
+    // One flag per row ([E]) or one per entry (the data's shape): row 1 and segment 1 are out.
+    let mask = Tensor::<1, Bool>::from_data([true, false, true, false], &device);
+    let m = plan.masked(mask);
+    let values = |t: Tensor<2>| t.into_data().iter::<f32>().collect::<Vec<_>>();
+    assert_eq!(values(m.sum(x.clone())), [4.0, 0.0]); // the NaN is not there
+    let mean = values(m.mean(x.clone()));
+    assert!(mean[0] == 2.0 && mean[1].is_nan()); // nothing eligible: NaN, not 0
+    assert_eq!(values(m.softmax(x.clone()))[1], 0.0); // 0 at a masked-out entry
+    assert_eq!(
+        m.argmax(x.clone())
+            .into_data()
+            .iter::<i64>()
+            .collect::<Vec<_>>(),
+        [2, -1]
+    );
+    // Per call, the same ops: the ids are planned for each one.
+    let per_call = SegmentIds::new(Tensor::<1, Int>::from_ints([0, 0, 0, 1], &device), 2);
+    let all = Tensor::<2, Bool>::from_data([[true], [true], [true], [true]], &device);
+    let var = values(per_call.masked(all).variance_corrected(x, 1)); // sample variance
+    assert!(var[0].is_nan() && var[1].is_nan()); // NaN in; one row is too few for c = 1
+    // ANCHOR_END: segment_masks
+}
+
+#[test]
 fn graphs_tuple_chapter() {
     // ANCHOR: graphs_tuple
     use burn_gnn::graph::{GraphsTuple, batch};

@@ -87,6 +87,13 @@
 //!   equal the CPU's bits). Unsorted ids without
 //!   a plan take atomics, where max, min, their arguments and counts are still exact, but the
 //!   last bits of a float sum (and of mean, softmax, logsumexp) may change from run to run.
+//! - **Masks and statistics.** [`Segments::masked`] takes a Bool mask (`[E]` or the data's
+//!   shape) and gives every op over the eligible entries only ([`Masked`]): fills 0 / 1 / `∓inf`,
+//!   means and variances over the eligible count, NaN for a mean of nothing, -1 for its
+//!   argument, 0 for a fully masked softmax; masked-out entries get exactly zero gradient.
+//!   [`segment_variance_corrected`] / [`segment_std_corrected`] take an explicit correction
+//!   (NaN below `correction + 1` rows); [`segment_count_nonzero`], [`segment_any`],
+//!   [`segment_all`]. Composed from the core ops, on every backend.
 //! - **Strided inputs.** On Flex, the reductions and softmax read a row or column slice (any
 //!   layout whose rows are each contiguous) in place at its row stride, with the bits of a
 //!   contiguous copy; other layouts, NdArray views and the fused ops' inputs are copied first.
@@ -134,6 +141,7 @@ pub mod cpu;
 #[cfg(feature = "wgpu")]
 mod cube;
 mod fused;
+mod masked;
 mod partition;
 mod plan;
 pub mod reference;
@@ -151,6 +159,7 @@ pub use cube::wgpu_kernel_calls;
 pub use fused::{
     attention_softmax, attention_softmax_planned, sddmm, sddmm_planned, spmm, spmm_planned,
 };
+pub use masked::Masked;
 pub use partition::*;
 pub use plan::{SegmentPlan, SegmentPlanPrimitive};
 pub use segments::{SegmentIds, Segments};

@@ -313,3 +313,113 @@ pub fn attention_softmax_reference(
     }
     segment_softmax_reference(&logits, heads, receivers, dst.len() / heads.max(1))
 }
+
+/// References of the masked ops ([`Masked`](crate::Masked)): each unmasked reference applied to
+/// column `j`'s eligible entries alone (a one-column problem), the results laid out as the
+/// unmasked op's. `mask` has the data's shape `[E, d]`.
+pub struct MaskedReference<'a> {
+    data: &'a [f64],
+    mask: &'a [bool],
+    d: usize,
+    ids: &'a [i64],
+    n: usize,
+}
+
+impl<'a> MaskedReference<'a> {
+    /// The problem `data: [E, d]`, `mask: [E, d]`, `ids: [E]` over `n` segments.
+    pub fn new(data: &'a [f64], mask: &'a [bool], d: usize, ids: &'a [i64], n: usize) -> Self {
+        assert_eq!(data.len(), mask.len(), "a mask of the data's shape");
+        Self {
+            data,
+            mask,
+            d,
+            ids,
+            n,
+        }
+    }
+
+    /// Column `j`'s eligible entries: values, ids and original rows.
+    fn column(&self, j: usize) -> (Vec<f64>, Vec<i64>, Vec<usize>) {
+        let rows: Vec<usize> = (0..self.ids.len())
+            .filter(|&e| self.mask[e * self.d + j])
+            .collect();
+        let values = rows.iter().map(|&e| self.data[e * self.d + j]).collect();
+        let ids = rows.iter().map(|&e| self.ids[e]).collect();
+        (values, ids, rows)
+    }
+
+    /// `[n, d]` from `f(values, ids, rows)` of each column, which gives `n` results.
+    fn per_segment<T: Copy + Default>(
+        &self,
+        f: impl Fn(&[f64], &[i64], &[usize]) -> Vec<T>,
+    ) -> Vec<T> {
+        let mut out = vec![T::default(); self.n * self.d];
+        for j in 0..self.d {
+            let (values, ids, rows) = self.column(j);
+            for (s, v) in f(&values, &ids, &rows).into_iter().enumerate() {
+                out[s * self.d + j] = v;
+            }
+        }
+        out
+    }
+
+    /// Eligible entries per segment and column.
+    pub fn count(&self) -> Vec<i64> {
+        self.per_segment(|_, ids, _| segment_count_reference(ids, self.n))
+    }
+
+    /// Sum, product, max or min of the eligible entries.
+    pub fn reduce(&self, reduction: SegmentReduction) -> Vec<f64> {
+        self.per_segment(|v, ids, _| segment_reduce_reference(v, 1, ids, self.n, reduction))
+    }
+
+    /// Max or min and the original row attaining it (-1 where nothing is eligible).
+    pub fn extreme(&self, extreme: SegmentExtreme) -> (Vec<f64>, Vec<i64>) {
+        let values =
+            self.per_segment(|v, ids, _| segment_extreme_reference(v, 1, ids, self.n, extreme).0);
+        let args = self.per_segment(|v, ids, rows| {
+            let (_, args) = segment_extreme_reference(v, 1, ids, self.n, extreme);
+            args.into_iter()
+                .map(|a| if a < 0 { -1 } else { rows[a as usize] as i64 })
+                .collect()
+        });
+        (values, args)
+    }
+
+    /// Mean of the eligible entries, NaN where there are none.
+    pub fn mean(&self) -> Vec<f64> {
+        self.per_segment(|v, ids, _| {
+            let counts = segment_count_reference(ids, self.n);
+            let means = segment_mean_reference(v, 1, ids, self.n);
+            let none = |s: usize| counts[s] == 0;
+            (0..self.n)
+                .map(|s| if none(s) { f64::NAN } else { means[s] })
+                .collect()
+        })
+    }
+
+    /// `log Σ exp` of the eligible entries.
+    pub fn logsumexp(&self) -> Vec<f64> {
+        self.per_segment(|v, ids, _| segment_logsumexp_reference(v, 1, ids, self.n))
+    }
+
+    /// Variance of the eligible entries with `correction`.
+    pub fn variance_corrected(&self, correction: usize) -> Vec<f64> {
+        self.per_segment(|v, ids, _| {
+            segment_variance_corrected_reference(v, 1, ids, self.n, correction)
+        })
+    }
+
+    /// Softmax over the eligible entries, `[E, d]`, 0 at the masked-out ones.
+    pub fn softmax(&self) -> Vec<f64> {
+        let mut out = vec![0.0; self.data.len()];
+        for j in 0..self.d {
+            let (values, ids, rows) = self.column(j);
+            let y = segment_softmax_reference(&values, 1, &ids, self.n);
+            for (k, &e) in rows.iter().enumerate() {
+                out[e * self.d + j] = y[k];
+            }
+        }
+        out
+    }
+}

@@ -179,6 +179,14 @@ pub trait Segments: sealed::Sealed {
         let (centered, var) = centered(self, data);
         centered / self.gather((var + eps).sqrt())
     }
+    /// The ops over the entries `mask` leaves eligible (see [`Masked`](crate::Masked)): `mask` is
+    /// `[E]` (per row) or the data's shape. `plan.masked(mask).sum(x)`.
+    ///
+    /// # Panics
+    /// If `mask` does not have one row per id.
+    fn masked<const M: usize>(&self, mask: Tensor<M, Bool>) -> crate::Masked<'_, Self, M> {
+        crate::Masked::new(self, mask)
+    }
     /// Row `e` of the result is row `ids[e]` of `data` (each segment's row brought back to its
     /// ids), `[N, ...] -> [E, ...]`; differentiable.
     ///

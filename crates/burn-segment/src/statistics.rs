@@ -127,5 +127,12 @@ pub(crate) fn count_nonzero<const D: usize, K: SegmentKind, S: Segments + ?Sized
     g: &S,
     data: Tensor<D, K>,
 ) -> Tensor<D, Int> {
-    g.sum(data.not_equal_elem(0).int())
+    let dims = data.dims();
+    let nonzero = if dims.contains(&0) {
+        // Burn 0.22's wgpu comparison kernels panic on an empty tensor.
+        Tensor::zeros(dims, &data.device())
+    } else {
+        data.not_equal_elem(0).int()
+    };
+    g.sum(nonzero)
 }

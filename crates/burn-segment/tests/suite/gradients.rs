@@ -224,6 +224,43 @@ fn corrected_variance_and_std() {
     assert!(g.iter().all(|&v| v == 0.0), "{g:?}");
 }
 
+/// The masked ops (a fixed full mask that leaves segment 3's column 1 with nothing eligible),
+/// per call and planned; NaN outputs (a mean of nothing) are left out of the loss.
+#[test]
+fn masked_ops() {
+    type Op = fn(&seg::Masked<'_, seg::SegmentIds, 2>, Tensor<2>) -> Tensor<2>;
+    let mask = |x: &Tensor<2>| {
+        let keep: Vec<bool> = (0..E * D)
+            .map(|k| k % 3 != 1 && !(IDS[k / D] == 3 && k % D == 1))
+            .collect();
+        Tensor::<2, burn::tensor::Bool>::from_data(
+            burn::tensor::TensorData::new(keep, [E, D]),
+            &x.device(),
+        )
+    };
+    let no_nan = |t: Tensor<2>| t.clone().mask_fill(t.is_nan(), 0.0);
+    let ops: [(&str, Op); 9] = [
+        ("sum", |m, x| m.sum(x)),
+        ("prod", |m, x| m.prod(x)),
+        ("mean", |m, x| m.mean(x)),
+        ("max", |m, x| m.max(x)),
+        ("min", |m, x| m.min(x)),
+        ("logsumexp", |m, x| m.logsumexp(x)),
+        ("softmax", |m, x| m.softmax(x)),
+        ("variance(1)", |m, x| m.variance_corrected(x, 1)),
+        ("std(1)", |m, x| m.std_corrected(x, 1)),
+    ];
+    for (name, op) in ops {
+        check(&format!("masked {name}"), &values(), |x, i| {
+            let index = seg::SegmentIds::new(i, N);
+            no_nan(op(&index.masked(mask(&x)), x))
+        });
+    }
+    check("planned masked mean", &values(), |x, i| {
+        no_nan(plan(i, N).masked(mask(&x)).mean(x))
+    });
+}
+
 /// Every differentiable op through a plan (built inside the checked function, so each finite
 /// difference plans again): its backward reuses the forward call's plan.
 #[test]

@@ -5,6 +5,7 @@ mod common;
 mod fused;
 mod gradients;
 mod large;
+mod masked;
 mod planned;
 mod properties;
 mod strategies;

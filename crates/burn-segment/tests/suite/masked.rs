@@ -1,0 +1,188 @@
+//! Masked reductions on every backend and through plans: against the masked references (the
+//! unmasked ones over the eligible entries), with random full and per-row masks, fully masked
+//! segments, NaN and ±inf both eligible and masked out; gradients in `gradients.rs`.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use burn::tensor::{Bool, Tensor};
+use burn_segment::reference::MaskedReference;
+use burn_segment::{Masked, SegmentExtreme, SegmentIds, SegmentReduction, Segments};
+use proptest::prelude::*;
+
+use crate::common::*;
+use crate::properties::{Case, cases};
+
+/// Eligible about two entries in three, never in segment 1 (fully masked), by a seeded LCG.
+fn flags(c: &Case, width: usize, seed: u64) -> Vec<bool> {
+    let mut state = seed | 1;
+    (0..c.e * width)
+        .map(|k| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            c.ids[k / width] != 1 && !(state >> 33).is_multiple_of(3)
+        })
+        .collect()
+}
+
+/// Every masked op of `m` on `c`'s data against `want`.
+fn check<S: Segments, const M: usize>(
+    t: &Target,
+    c: &Case,
+    m: &Masked<'_, S, M>,
+    want: &MaskedReference,
+    form: &str,
+) {
+    const TOL: f64 = 1e-5;
+    let x = || f32s(&c.data, [c.e, c.d], &t.device);
+    let name = |op: &str| format!("{} {form} {op} {c:?}", t.name);
+    for r in [SegmentReduction::Sum, SegmentReduction::Prod] {
+        let got = read(match r {
+            SegmentReduction::Sum => m.sum(x()),
+            _ => m.prod(x()),
+        });
+        assert_close(&name(&format!("{r:?}")), &got, &want.reduce(r), TOL, TOL);
+    }
+    for e in [SegmentExtreme::Max, SegmentExtreme::Min] {
+        let (v, a) = match e {
+            SegmentExtreme::Max => m.max_with_indices(x()),
+            SegmentExtreme::Min => m.min_with_indices(x()),
+        };
+        let (want_v, want_a) = want.extreme(e);
+        assert_close(&name(&format!("{e:?}")), &read(v), &want_v, 0.0, 0.0);
+        assert_eq!(read_int(a), want_a, "{}", name(&format!("arg {e:?}")));
+    }
+    assert_close(&name("mean"), &read(m.mean(x())), &want.mean(), TOL, TOL);
+    assert_close(
+        &name("logsumexp"),
+        &read(m.logsumexp(x())),
+        &want.logsumexp(),
+        TOL,
+        TOL,
+    );
+    assert_close(
+        &name("softmax"),
+        &read(m.softmax(x())),
+        &want.softmax(),
+        TOL,
+        TOL,
+    );
+    for correction in [0, 1] {
+        let got = read(m.variance_corrected(x(), correction));
+        let what = name(&format!("variance({correction})"));
+        assert_close(
+            &what,
+            &got,
+            &want.variance_corrected(correction),
+            1e-4,
+            1e-4,
+        );
+    }
+}
+
+fn masked_on<S: Segments>(t: &Target, c: &Case, index: &S, seed: u64) {
+    // A full mask, then one flag per row (the reference sees it broadcast).
+    let full = flags(c, c.d, seed);
+    let mask = Tensor::<2, Bool>::from_data(
+        burn::tensor::TensorData::new(full.clone(), [c.e, c.d]),
+        &t.device,
+    );
+    let m = index.masked(mask);
+    let want = MaskedReference::new(&c.data, &full, c.d, &c.ids, c.n);
+    check(t, c, &m, &want, "full mask");
+    assert_eq!(read_int(m.count()), want.count(), "{} count", t.name);
+    let rows = flags(c, 1, seed);
+    let broadcast: Vec<bool> = rows
+        .iter()
+        .flat_map(|&f| std::iter::repeat_n(f, c.d))
+        .collect();
+    let mask = Tensor::<1, Bool>::from_data(burn::tensor::TensorData::new(rows, [c.e]), &t.device);
+    let m = index.masked(mask);
+    let want = MaskedReference::new(&c.data, &broadcast, c.d, &c.ids, c.n);
+    check(t, c, &m, &want, "row mask");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn masked_ops_match_reference(c in cases(true), seed in any::<u64>()) {
+        for t in targets().into_iter().filter(|t| t.path != Path::Composite) {
+            let segment_ids = ids(&c.ids, &t.device, c.i32_ids);
+            match t.path {
+                Path::Planned => masked_on(&t, &c, &plan(segment_ids, c.n), seed),
+                _ => masked_on(&t, &c, &SegmentIds::new(segment_ids, c.n), seed),
+            }
+        }
+    }
+}
+
+/// Hand-worked: NaN and inf in masked-out entries change nothing and get exactly zero gradient;
+/// a fully masked softmax segment is 0 with zero gradient.
+#[test]
+fn masked_out_entries_neither_leak_nor_receive_gradient() {
+    // Rows 0..3 in segment 0, rows 3..5 in segment 1; row 1 (NaN) and row 4 (inf) masked out;
+    // segment 1's other row is masked out too.
+    let data = [1.0, f64::NAN, 3.0, -2.0, f64::INFINITY];
+    let keep = [true, false, true, false, false];
+    for t in autodiff_targets() {
+        let x = f32s(&data, [5, 1], &t.device).require_grad();
+        let index = SegmentIds::new(ids(&[0, 0, 0, 1, 1], &t.device, false), 2);
+        let mask = Tensor::<1, Bool>::from_data(
+            burn::tensor::TensorData::new(keep.to_vec(), [5]),
+            &t.device,
+        );
+        let m = index.masked(mask);
+        let (sum, mean, max) = (m.sum(x.clone()), m.mean(x.clone()), m.max(x.clone()));
+        assert_eq!(read(sum.clone()), [4.0, 0.0], "{}", t.name);
+        let mean_v = read(mean.clone());
+        assert!(
+            mean_v[0] == 2.0 && mean_v[1].is_nan(),
+            "{}: {mean_v:?}",
+            t.name
+        );
+        assert_eq!(read(max.clone()), [3.0, f64::NEG_INFINITY], "{}", t.name);
+        assert_eq!(read_int(m.argmax(x.clone())), [2, -1], "{}", t.name);
+        let soft = m.softmax(x.clone());
+        let soft_v = read(soft.clone());
+        let e = (1.0f64 - 3.0).exp();
+        assert_close(
+            t.name,
+            &soft_v,
+            &[e / (1.0 + e), 0.0, 1.0 / (1.0 + e), 0.0, 0.0],
+            1e-6,
+            1e-6,
+        );
+        let loss =
+            sum.slice(0..1).sum() + mean.slice(0..1).sum() + max.slice(0..1).sum() + soft.sum();
+        let grad = read(x.grad(&loss.backward()).expect("a gradient"));
+        assert_eq!(
+            (grad[1], grad[3], grad[4]),
+            (0.0, 0.0, 0.0),
+            "{}: {grad:?}",
+            t.name
+        );
+        assert!(grad.iter().all(|g| g.is_finite()), "{}: {grad:?}", t.name);
+        // d/dx0 of sum + mean = 1 + 1/2; the softmax's rows sum to 1, so they pass nothing.
+        assert_close(t.name, &[grad[0]], &[1.5], 1e-5, 1e-5);
+    }
+}
+
+#[test]
+fn a_mask_of_the_wrong_shape_is_named() {
+    let t = &targets()[0];
+    let index = SegmentIds::new(ids(&[0, 0, 1], &t.device, false), 2);
+    let short =
+        Tensor::<1, Bool>::from_data(burn::tensor::TensorData::new(vec![true; 2], [2]), &t.device);
+    let err = catch_unwind(AssertUnwindSafe(|| index.masked(short))).unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("the mask has 2 rows"), "{msg}");
+    let wide = Tensor::<2, Bool>::from_data(
+        burn::tensor::TensorData::new(vec![true; 9], [3, 3]),
+        &t.device,
+    );
+    let x = f32s(&[0.0; 6], [3, 2], &t.device);
+    let err = catch_unwind(AssertUnwindSafe(|| index.masked(wide).sum(x))).unwrap_err();
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(msg.contains("neither [E] nor the data's"), "{msg}");
+}
