@@ -35,6 +35,7 @@ mod link;
 mod message_passing;
 mod models;
 mod node_model;
+mod norm;
 mod pool;
 mod readout;
 
@@ -63,5 +64,8 @@ pub use models::{
     JumpingKnowledge, StackHead,
 };
 pub use node_model::NodeModel;
+pub use norm::{
+    GraphLayerNorm, GraphLayerNormConfig, GraphNorm, GraphNormConfig, PairNorm, PairNormConfig,
+};
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool};
 pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

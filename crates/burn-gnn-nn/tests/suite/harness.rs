@@ -9,9 +9,10 @@ use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
     Activation, Aggregation, AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets,
     EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
-    GinConfig, GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution, GraphMapFeatures,
-    GraphNetwork, GraphSageConfig, InteractionNetwork, JraphGat, JumpingKnowledge, SageConvConfig,
-    SgConvConfig, TransformerConvConfig,
+    GinConfig, GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution,
+    GraphLayerNormConfig, GraphMapFeatures, GraphNetwork, GraphNormConfig, GraphSageConfig,
+    InteractionNetwork, JraphGat, JumpingKnowledge, PairNormConfig, SageConvConfig, SgConvConfig,
+    TransformerConvConfig,
 };
 
 use crate::common::*;
@@ -168,7 +169,7 @@ fn conformance<M: Module>(
             };
             layer.visit(&mut check);
             assert!(
-                check.seen > 0 || name.starts_with("Appnp"),
+                check.seen > 0 || name.starts_with("Appnp") || name.starts_with("PairNorm"),
                 "{what}: no parameters visited"
             );
             // And on a graph without edges.
@@ -573,4 +574,37 @@ fn message_passing_layers_conform() {
         3,
         4,
     );
+}
+
+/// The norms: per graph, so a batch is the graphs one by one, and finite on graphs of one node.
+#[test]
+fn graph_norms_conform() {
+    conformance(
+        "GraphNorm",
+        |d| GraphNormConfig::new(4).init(d),
+        |l, x, g| l.forward(x, g),
+        4,
+        4,
+    );
+    conformance(
+        "GraphLayerNorm",
+        |d| GraphLayerNormConfig::new(4).init(d),
+        |l, x, g| l.forward(x, g),
+        4,
+        4,
+    );
+    for individually in [false, true] {
+        conformance(
+            &format!("PairNorm(scale_individually = {individually})"),
+            |d| {
+                PairNormConfig::new()
+                    .with_scale(2.0)
+                    .with_scale_individually(individually)
+                    .init(d)
+            },
+            |l, x, g| l.forward(x, g),
+            3,
+            3,
+        );
+    }
 }

@@ -8,5 +8,6 @@ mod harness;
 mod hetero;
 mod hetero_reference;
 mod link;
+mod norms;
 mod paper_layers;
 mod zoo_layers;
