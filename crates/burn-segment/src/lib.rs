@@ -92,7 +92,8 @@
 //!   means and variances over the eligible count, NaN for a mean of nothing, -1 for its
 //!   argument, 0 for a fully masked softmax; masked-out entries get exactly zero gradient.
 //!   [`segment_variance_corrected`] / [`segment_std_corrected`] take an explicit correction
-//!   (NaN below `correction + 1` rows); [`segment_count_nonzero`], [`segment_any`],
+//!   (NaN below `correction + 1` rows); weighted mean / variance / std over
+//!   [`SegmentWeights`] (checked once); [`segment_count_nonzero`], [`segment_any`],
 //!   [`segment_all`]. Composed from the core ops, on every backend.
 //! - **Strided inputs.** On Flex, the reductions and softmax read a row or column slice (any
 //!   layout whose rows are each contiguous) in place at its row stride, with the bits of a
@@ -148,6 +149,7 @@ pub mod reference;
 mod segments;
 mod statistics;
 mod validate;
+mod weights;
 #[cfg(feature = "wgpu")]
 mod wgpu_probe;
 
@@ -165,5 +167,6 @@ pub use plan::{SegmentPlan, SegmentPlanPrimitive};
 pub use segments::{SegmentIds, Segments};
 pub use statistics::*;
 pub use validate::*;
+pub use weights::SegmentWeights;
 #[cfg(feature = "wgpu")]
 pub use wgpu_probe::{REQUIRE_WGPU_ENV, WgpuUnavailable, check_wgpu, wgpu_test_targets};

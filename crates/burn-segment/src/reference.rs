@@ -149,6 +149,52 @@ pub fn segment_variance_corrected_reference(
     })
 }
 
+/// Reference of `weighted_mean`: `Σ w x / Σ w`, NaN where the weights total 0.
+pub fn weighted_mean_reference(
+    data: &[f64],
+    d: usize,
+    weights: &[f64],
+    ids: &[i64],
+    n: usize,
+) -> Vec<f64> {
+    weighted_variance_reference(data, d, weights, ids, n, None)
+}
+
+/// Reference of `weighted_variance` with `correction` (or, with `None`, of `weighted_mean`):
+/// `Σ w (x − μ_w)² / (Σ w − correction)`, NaN where the weights total at most `correction`.
+pub fn weighted_variance_reference(
+    data: &[f64],
+    d: usize,
+    weights: &[f64],
+    ids: &[i64],
+    n: usize,
+    correction: Option<usize>,
+) -> Vec<f64> {
+    let rows = rows_of(ids, n);
+    per_column(n, d, |s, j| {
+        let pairs: Vec<(f64, f64)> = rows[s]
+            .iter()
+            .map(|&e| (weights[e], data[e * d + j]))
+            .collect();
+        let total: f64 = pairs.iter().map(|p| p.0).sum();
+        if total == 0.0 {
+            return f64::NAN;
+        }
+        let mean = pairs.iter().map(|(w, x)| w * x).sum::<f64>() / total;
+        let Some(c) = correction else {
+            return mean;
+        };
+        if total <= c as f64 {
+            return f64::NAN;
+        }
+        pairs
+            .iter()
+            .map(|(w, x)| w * (x - mean).powi(2))
+            .sum::<f64>()
+            / (total - c as f64)
+    })
+}
+
 /// Reference of `segment_count_nonzero` (NaN counts, `±0` does not).
 pub fn segment_count_nonzero_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<i64> {
     let rows = rows_of(ids, n);

@@ -162,6 +162,41 @@ pub trait Segments: sealed::Sealed {
     fn std_corrected<const D: usize>(&self, data: Tensor<D>, correction: usize) -> Tensor<D> {
         self.variance_corrected(data, correction).sqrt()
     }
+    /// Weighted mean of each segment's rows, `Σ w_e x_e / Σ w_e` (`[E, ...] -> [N, ...]`):
+    /// NaN where the weights total 0 (an empty segment included), with zero gradient there.
+    ///
+    /// # Panics
+    /// If there is not one weight per row.
+    fn weighted_mean<const D: usize>(
+        &self,
+        data: Tensor<D>,
+        weights: &crate::SegmentWeights,
+    ) -> Tensor<D> {
+        crate::statistics::weighted_mean(self, data, weights)
+    }
+    /// Weighted variance, `Σ w_e (x_e − μ_w)² / (Σ w_e − correction)` with `μ_w` the weighted
+    /// mean (frequency weights; correction 0: normalised by the total weight), NaN where the
+    /// total weight is at most `correction`, with zero gradient there.
+    ///
+    /// # Panics
+    /// If there is not one weight per row.
+    fn weighted_variance<const D: usize>(
+        &self,
+        data: Tensor<D>,
+        weights: &crate::SegmentWeights,
+        correction: usize,
+    ) -> Tensor<D> {
+        crate::statistics::weighted_variance(self, data, weights, correction)
+    }
+    /// The square root of [`weighted_variance`](Self::weighted_variance).
+    fn weighted_std<const D: usize>(
+        &self,
+        data: Tensor<D>,
+        weights: &crate::SegmentWeights,
+        correction: usize,
+    ) -> Tensor<D> {
+        self.weighted_variance(data, weights, correction).sqrt()
+    }
     /// [`segment_count_nonzero`](crate::segment_count_nonzero): `[E, ...] -> [N, ...]` Int.
     fn count_nonzero<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, Int> {
         crate::statistics::count_nonzero(self, data)

@@ -1,5 +1,6 @@
 //! Segment statistics beyond jraph's forms: variance and standard deviation with an explicit
-//! correction, and the number of nonzero entries, `any` and `all` of each segment. Composed from
+//! correction, weighted means and variances, and the number of nonzero entries, `any` and
+//! `all` of each segment. Composed from
 //! the core ops (sums, counts, gathers), so every backend runs them through its kernels and
 //! `Autodiff` differentiates them.
 
@@ -7,7 +8,7 @@ use burn::tensor::{Bool, Int, Tensor};
 
 use crate::api::SegmentKind;
 use crate::segments::per_segment;
-use crate::{SegmentIds, Segments};
+use crate::{SegmentIds, SegmentWeights, Segments};
 
 /// Variance of each segment's rows with `correction` subtracted from the count (0: population,
 /// 1: sample / Bessel's), NaN for a segment of fewer than `correction + 1` rows.
@@ -135,4 +136,60 @@ pub(crate) fn count_nonzero<const D: usize, K: SegmentKind, S: Segments + ?Sized
         data.not_equal_elem(0).int()
     };
     g.sum(nonzero)
+}
+
+/// The weights broadcast over `like`'s trailing dimensions, in its dtype.
+fn row_weights<const D: usize>(weights: &SegmentWeights, like: &Tensor<D>) -> Tensor<D> {
+    let w = weights.weights();
+    let rows = w.dims()[0];
+    assert_eq!(
+        rows,
+        like.dims()[0],
+        "burn-segment: {rows} weights for data of {} rows",
+        like.dims()[0]
+    );
+    let mut dims = [1; D];
+    dims[0] = rows;
+    w.clone().cast(like.dtype()).reshape(dims)
+}
+
+/// The weighted mean over `g` (0 where the weights total 0) and the total weight per segment,
+/// broadcast to the output. Divided by 1 where the total is 0, so that no gradient meets a
+/// division by zero there.
+fn weighted_moments<const D: usize, S: Segments + ?Sized>(
+    g: &S,
+    data: Tensor<D>,
+    weights: &SegmentWeights,
+) -> (Tensor<D>, Tensor<D>) {
+    let w = row_weights(weights, &data);
+    let weighted_sum = g.sum(data * w);
+    let per_row = weights.weights().clone().cast(weighted_sum.dtype());
+    let total = per_segment(g.sum(per_row), &weighted_sum);
+    let none = total.clone().equal_elem(0.0);
+    (weighted_sum / total.clone().mask_fill(none, 1.0), total)
+}
+
+/// [`Segments::weighted_mean`] over `g`.
+pub(crate) fn weighted_mean<const D: usize, S: Segments + ?Sized>(
+    g: &S,
+    data: Tensor<D>,
+    weights: &SegmentWeights,
+) -> Tensor<D> {
+    let (mean, total) = weighted_moments(g, data, weights);
+    mean.mask_fill(total.equal_elem(0.0), f64::NAN)
+}
+
+/// [`Segments::weighted_variance`] over `g`.
+pub(crate) fn weighted_variance<const D: usize, S: Segments + ?Sized>(
+    g: &S,
+    data: Tensor<D>,
+    weights: &SegmentWeights,
+    correction: usize,
+) -> Tensor<D> {
+    let (mean, total) = weighted_moments(g, data.clone(), weights);
+    let w = row_weights(weights, &data);
+    let squares = g.sum((data - g.gather(mean)).powi_scalar(2) * w);
+    let dof = total - correction as f64;
+    let short = dof.clone().lower_equal_elem(0.0);
+    (squares / dof.mask_fill(short.clone(), 1.0)).mask_fill(short, f64::NAN)
 }

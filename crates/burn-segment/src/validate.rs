@@ -2,8 +2,8 @@
 
 use burn::tensor::{Int, Tensor};
 
-/// What is wrong with segment ids or partition sizes.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// What is wrong with segment ids, partition sizes or weights.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SegmentError {
     /// An id lies outside `[0, num_segments)`.
     #[error(
@@ -32,6 +32,14 @@ pub enum SegmentError {
         index: usize,
         /// The size found.
         size: i64,
+    },
+    /// A weight of a weighted statistic is negative or not finite.
+    #[error("weight {weight} at position {position} is negative or not finite")]
+    BadWeight {
+        /// Its position in the weights.
+        position: usize,
+        /// The weight found.
+        weight: f64,
     },
     /// The partition sizes do not add up to the number of rows.
     #[error("partition sizes sum to {sum} but the data has {rows} rows")]

@@ -261,6 +261,83 @@ fn masked_ops() {
     });
 }
 
+/// Weights in {0, 0.5, 1, 1.5} (all 0 in segment 3: a total of 0, NaN out, left out of the loss).
+fn weights_of(rows: usize) -> Vec<f64> {
+    (0..rows)
+        .map(|e| {
+            if IDS[e] == 3 {
+                0.0
+            } else {
+                (e % 4) as f64 / 2.0
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn weighted_statistics_by_data() {
+    let no_nan = |t: Tensor<2>| t.clone().mask_fill(t.is_nan(), 0.0);
+    let w = weights_of(E);
+    let weights = |x: &Tensor<2>| {
+        let w = floats(&w, [E, 1], &x.device(), x.dtype()).reshape([E]);
+        seg::SegmentWeights::new(w).expect("nonnegative")
+    };
+    check("weighted_mean", &values(), |x, i| {
+        no_nan(plan(i, N).weighted_mean(x.clone(), &weights(&x)))
+    });
+    for c in [0, 1] {
+        check(&format!("weighted_variance({c})"), &values(), |x, i| {
+            no_nan(seg::SegmentIds::new(i, N).weighted_variance(x.clone(), &weights(&x), c))
+        });
+    }
+}
+
+/// The gradients with respect to the weights, against central differences in f64.
+#[test]
+fn weighted_statistics_by_weights() {
+    for t in autodiff_targets().into_iter().filter(|t| t.f64()) {
+        let dev = &t.device;
+        let x = floats(&values(), [E, D], dev, DType::F64);
+        let w0 = weights_of(E);
+        let run = |w: Tensor<1>, c: Option<usize>| {
+            let index = seg::SegmentIds::new(ids(&IDS, dev, false), N);
+            let weights = seg::SegmentWeights::new_unchecked(w);
+            let out = match c {
+                None => index.weighted_mean(x.clone(), &weights),
+                Some(c) => index.weighted_variance(x.clone(), &weights, c),
+            };
+            loss(out.clone().mask_fill(out.is_nan(), 0.0))
+        };
+        for c in [None, Some(0), Some(1)] {
+            let w = floats(&w0, [E, 1], dev, DType::F64)
+                .reshape([E])
+                .require_grad();
+            let grads = run(w.clone(), c).backward();
+            let analytic = read(w.grad(&grads).expect("a gradient").reshape([E, 1]));
+            let h = 1e-6;
+            let eval = |k: usize, delta: f64| {
+                let mut v = w0.clone();
+                v[k] += delta;
+                read(run(floats(&v, [E, 1], dev, DType::F64).reshape([E]), c))[0]
+            };
+            // Segment 3's weights sit at a total of 0 (NaN out, masked): no difference there.
+            let numeric: Vec<f64> = (0..E)
+                .map(|k| match IDS[k] {
+                    3 => 0.0,
+                    _ => (eval(k, h) - eval(k, -h)) / (2.0 * h),
+                })
+                .collect();
+            assert_close(
+                &format!("{} weights {c:?}", t.name),
+                &analytic,
+                &numeric,
+                1e-5,
+                1e-6,
+            );
+        }
+    }
+}
+
 /// Every differentiable op through a plan (built inside the checked function, so each finite
 /// difference plans again): its backward reuses the forward call's plan.
 #[test]

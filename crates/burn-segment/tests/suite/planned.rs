@@ -295,3 +295,28 @@ fn planned_forward_and_backward_passes_plan_nothing_per_call() {
     let _ = burn_segment::segment_sum(rows, receivers.segment_ids().clone(), 3);
     assert!(burn_segment::cpu::unplanned_calls_on_this_thread() > before);
 }
+
+#[test]
+fn weights_are_checked_once_with_a_typed_error() {
+    for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+        for (bad, position) in [(f64::NAN, 2), (-0.5, 2), (f64::INFINITY, 2)] {
+            let w = f32s(&[1.0, 0.0, bad, -1.0], [4], &t.device);
+            match burn_segment::SegmentWeights::new(w).unwrap_err() {
+                SegmentError::BadWeight {
+                    position: p,
+                    weight,
+                } => {
+                    assert_eq!(p, position, "{}", t.name);
+                    assert!(weight.is_nan() == bad.is_nan() && (bad.is_nan() || weight == bad));
+                }
+                other => panic!("{}: {other:?}", t.name),
+            }
+        }
+        let good = f32s(&[1.0, 0.0, 2.5], [3], &t.device);
+        assert!(
+            burn_segment::SegmentWeights::new(good).is_ok(),
+            "{}",
+            t.name
+        );
+    }
+}

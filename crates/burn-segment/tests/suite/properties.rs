@@ -3,7 +3,7 @@
 
 use burn::tensor::DType;
 use burn_segment::reference::*;
-use burn_segment::{SegmentExtreme, SegmentIds, SegmentReduction, Segments};
+use burn_segment::{SegmentExtreme, SegmentIds, SegmentReduction, SegmentWeights, Segments};
 use proptest::prelude::*;
 
 use crate::common::*;
@@ -250,6 +250,31 @@ fn check_statistics(t: &Target, c: &Case, g: &impl Segments) {
         "{}",
         name("count_nonzero int")
     );
+    // Weights in {0, 0.5, 1, 2.5}, all 0 in segment 0: a total of 0 there.
+    let w: Vec<f64> = (0..c.e)
+        .map(|e| {
+            if c.ids[e] == 0 {
+                0.0
+            } else {
+                [0.0, 0.5, 1.0, 2.5][e * 7 % 4]
+            }
+        })
+        .collect();
+    let weights = SegmentWeights::new(f32s(&w, [c.e], dev)).expect("good weights");
+    let want = weighted_mean_reference(&c.data, c.d, &w, &c.ids, c.n);
+    let got = read(g.weighted_mean(x(), &weights));
+    assert_close(&name("weighted_mean"), &got, &want, 1e-4, 1e-4);
+    for correction in [0, 1] {
+        let want = weighted_variance_reference(&c.data, c.d, &w, &c.ids, c.n, Some(correction));
+        let got = read(g.weighted_variance(x(), &weights, correction));
+        assert_close(
+            &name(&format!("weighted_variance({correction})")),
+            &got,
+            &want,
+            1e-4,
+            1e-4,
+        );
+    }
     let flags: Vec<bool> = c.data.iter().map(|&v| v > 0.0).collect();
     for all in [false, true] {
         let b = bools(&flags, [c.e, c.d], dev);
