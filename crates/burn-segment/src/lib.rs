@@ -148,6 +148,7 @@ mod plan;
 pub mod reference;
 mod segments;
 mod statistics;
+mod topk;
 mod validate;
 mod weights;
 #[cfg(feature = "wgpu")]
@@ -166,6 +167,7 @@ pub use partition::*;
 pub use plan::{SegmentPlan, SegmentPlanPrimitive};
 pub use segments::{SegmentIds, Segments};
 pub use statistics::*;
+pub use topk::segment_topk;
 pub use validate::*;
 pub use weights::SegmentWeights;
 #[cfg(feature = "wgpu")]

@@ -195,6 +195,42 @@ pub fn weighted_variance_reference(
     })
 }
 
+/// Reference of `segment_topk`: values and rows `[n, k, d]`, by a full sort of each segment's
+/// column (NaN above every number, ties to the smaller row), `∓inf` and -1 past its rows.
+pub fn segment_topk_reference(
+    data: &[f64],
+    d: usize,
+    ids: &[i64],
+    n: usize,
+    k: usize,
+    largest: bool,
+) -> (Vec<f64>, Vec<i64>) {
+    use std::cmp::Ordering;
+    let rows = rows_of(ids, n);
+    let fill = if largest {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    };
+    let (mut values, mut args) = (vec![fill; n * k * d], vec![-1i64; n * k * d]);
+    for (s, segment) in rows.iter().enumerate() {
+        for j in 0..d {
+            let mut col = column(data, d, segment, j);
+            // NaN compares as the largest value; equal values keep row order (stable sort).
+            let key = |v: f64| if v.is_nan() { (1, 0.0) } else { (0, v) };
+            col.sort_by(|a, b| {
+                let order = key(a.1).partial_cmp(&key(b.1)).unwrap_or(Ordering::Equal);
+                if largest { order.reverse() } else { order }
+            });
+            for (rank, &(e, v)) in col.iter().take(k).enumerate() {
+                values[(s * k + rank) * d + j] = v;
+                args[(s * k + rank) * d + j] = e as i64;
+            }
+        }
+    }
+    (values, args)
+}
+
 /// Reference of `segment_count_nonzero` (NaN counts, `±0` does not).
 pub fn segment_count_nonzero_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<i64> {
     let rows = rows_of(ids, n);

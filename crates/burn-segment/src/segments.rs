@@ -214,6 +214,15 @@ pub trait Segments: sealed::Sealed {
         let (centered, var) = centered(self, data);
         centered / self.gather((var + eps).sqrt())
     }
+    /// The `k` largest (`largest`) or smallest rows of each segment, per column, in order:
+    /// values `[N, k, C]` and their rows `[N, k, C]` (the ids' dtype). Ties go to the smaller
+    /// row; NaN orders above every number (first among the largest, last among the smallest);
+    /// a segment of fewer than `k` rows is filled with `-inf` (largest) or `+inf` and row -1.
+    /// Gradients reach the selected rows. `k` rounds of segment reductions (see `topk.rs`).
+    fn topk(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
+        self.check_rows(data.dims()[0]);
+        crate::topk::topk(self, data, k, largest)
+    }
     /// The ops over the entries `mask` leaves eligible (see [`Masked`](crate::Masked)): `mask` is
     /// `[E]` (per row) or the data's shape. `plan.masked(mask).sum(x)`.
     ///

@@ -11,3 +11,4 @@ mod properties;
 mod strategies;
 mod strided;
 mod thread_pool;
+mod topk;
