@@ -67,5 +67,5 @@ pub use node_model::NodeModel;
 pub use norm::{
     GraphLayerNorm, GraphLayerNormConfig, GraphNorm, GraphNormConfig, PairNorm, PairNormConfig,
 };
-pub use pool::{global_add_pool, global_max_pool, global_mean_pool};
+pub use pool::{global_add_pool, global_max_pool, global_mean_pool, global_sort_pool};
 pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

@@ -36,3 +36,30 @@ pub fn global_max_pool(x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
     }
     graph.node_graph_plan().max_or_constant(x, 0.0)
 }
+
+/// SortPool's readout, [Zhang et al., 2018](https://www.cse.wustl.edu/~muhan/papers/AAAI_2018_DGCNN.pdf)
+/// (PyG's `global_sort_pool` / `SortAggregation`): each graph's `k` nodes with the largest last
+/// feature, in descending order, their rows concatenated; a graph of fewer than `k` nodes is
+/// padded with zero rows.
+///
+/// Ties go to the smaller node index (PyG's order is torch's sort's), and NaN sorts above every
+/// number, as in torch. Gradients reach the selected rows.
+///
+/// # Shapes
+/// `x: [sum_n_node, C]` -> `[n_graph, k · C]`.
+pub fn global_sort_pool(x: Tensor<2>, graph: &GraphsTuple, k: usize) -> Tensor<2> {
+    let ([n, c], b) = (x.dims(), graph.n_graph());
+    if n == 0 || c == 0 || b == 0 || k == 0 {
+        return Tensor::zeros([b, k * c], (&x.device(), x.dtype()));
+    }
+    let last = x.clone().slice([0..n, c - 1..c]);
+    let (_, rows) = graph.node_graph_plan().topk(last, k, true); // [b, k, 1]
+    let rows = rows.reshape([b * k]);
+    let missing = rows
+        .clone()
+        .equal_elem(-1)
+        .unsqueeze_dim::<2>(1)
+        .expand([b * k, c]);
+    let picked = burn_gnn_graph::gather_rows(x, rows.clamp_min(0));
+    picked.mask_fill(missing, 0.0).reshape([b, k * c])
+}

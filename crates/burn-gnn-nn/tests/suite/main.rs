@@ -10,4 +10,5 @@ mod hetero_reference;
 mod link;
 mod norms;
 mod paper_layers;
+mod pooling;
 mod zoo_layers;
