@@ -37,6 +37,7 @@ mod models;
 mod node_model;
 mod norm;
 mod pool;
+mod pooling;
 mod readout;
 
 pub use aggregation::Aggregation;
@@ -68,4 +69,5 @@ pub use norm::{
     GraphLayerNorm, GraphLayerNormConfig, GraphNorm, GraphNormConfig, PairNorm, PairNormConfig,
 };
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool, global_sort_pool};
+pub use pooling::{PoolSize, Pooled, SagPooling, SagPoolingConfig, TopKPooling, TopKPoolingConfig};
 pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

@@ -72,3 +72,185 @@ fn sort_pool_gradients_reach_the_selected_rows() {
         assert_eq!(grad, [0.0, 1.0, 10.0, 100.0, 1000.0], "{name}");
     }
 }
+
+/// The nodes each graph keeps, in their original order: its `k` best by `scores` (ties to the
+/// smaller index), or with `min_score`, those above `min(min_score, best − 1e-7)`.
+fn kept(
+    scores: &[f64],
+    graphs: &[std::ops::Range<usize>],
+    k: &[usize],
+    min: Option<f64>,
+) -> Vec<usize> {
+    let mut kept = Vec::new();
+    for (nodes, &k) in graphs.iter().zip(k) {
+        let mut best: Vec<usize> = match min {
+            Some(min) => {
+                let top = nodes
+                    .clone()
+                    .map(|i| scores[i])
+                    .fold(f64::NEG_INFINITY, f64::max);
+                nodes
+                    .clone()
+                    .filter(|&i| scores[i] > min.min(top - 1e-7))
+                    .collect()
+            }
+            None => {
+                let mut order: Vec<usize> = nodes.clone().collect();
+                order.sort_by(|&a, &b| scores[b].partial_cmp(&scores[a]).unwrap());
+                order.into_iter().take(k).collect()
+            }
+        };
+        best.sort();
+        kept.extend(best);
+    }
+    kept
+}
+
+/// The softmax of `raw` over each graph's nodes.
+fn graph_softmax(raw: &[f64], graphs: &[std::ops::Range<usize>]) -> Vec<f64> {
+    let mut out = vec![0.0; raw.len()];
+    for nodes in graphs {
+        let m = nodes
+            .clone()
+            .map(|i| raw[i])
+            .fold(f64::NEG_INFINITY, f64::max);
+        let z: f64 = nodes.clone().map(|i| (raw[i] - m).exp()).sum();
+        nodes.clone().for_each(|i| out[i] = (raw[i] - m).exp() / z);
+    }
+    out
+}
+
+/// TopKPooling and SAGPooling against references with the layers' own weights: two graphs
+/// (5 nodes on a ring with a chord, 3 on a path), a ratio, a count and `min_score`; the kept
+/// nodes, their gated features, the induced edges and the nodes per graph.
+#[test]
+fn topk_and_sag_pooling_keep_each_graphs_best_nodes() {
+    use burn_gnn_nn::{PoolSize, Pooled, SagPoolingConfig, TopKPoolingConfig};
+    const D: usize = 3;
+    let (s, r) = ([0i64, 1, 2, 3, 4, 0, 5, 6], [1i64, 2, 3, 4, 0, 2, 6, 7]);
+    let graphs = [0..5usize, 5..8];
+    for (name, device) in forward_devices() {
+        let mut rng = Rng(21);
+        let (xv, x) = random_x(&mut rng, 8, D, &device);
+        let g = batch(&[
+            graph(&s[..6], &r[..6], 5, &device),
+            graph(&[0, 1], &[1, 2], 3, &device),
+        ])
+        .unwrap();
+        let mut topk = TopKPoolingConfig::new(D).init(&device);
+        let p = host(topk.weight.val());
+        let norm = p.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let raw: Vec<f64> = (0..8)
+            .map(|i| (0..D).map(|c| xv[i * D + c] * p[c]).sum::<f64>())
+            .collect();
+        let mut sag = SagPoolingConfig::new(D).init(&device);
+        let sag_raw = host(sag.gnn.forward(x.clone(), &g));
+        let cases = [
+            (PoolSize::Ratio(0.5), [3, 2], None),
+            (PoolSize::Count(4), [4, 3], None),
+            (PoolSize::Ratio(0.5), [0, 0], Some(0.3)),
+        ];
+        for (size, k, min_score) in cases {
+            let gated = |raw: &[f64], scale: f64| match min_score {
+                None => raw.iter().map(|v| (v / scale).tanh()).collect::<Vec<_>>(),
+                Some(_) => graph_softmax(raw, &graphs),
+            };
+            (topk.size, topk.min_score) = (size.clone(), min_score);
+            (sag.size, sag.min_score) = (size.clone(), min_score);
+            let runs: [(&str, Pooled, Vec<f64>); 2] = [
+                (
+                    "TopK",
+                    topk.forward(x.clone(), &g).unwrap(),
+                    gated(&raw, norm),
+                ),
+                (
+                    "SAG",
+                    sag.forward(x.clone(), &g).unwrap(),
+                    gated(&sag_raw, 1.0),
+                ),
+            ];
+            for (what, pooled, scores) in runs {
+                let what = format!("{what} {size:?} {min_score:?} on {name}");
+                let keep = kept(&scores, &graphs, &k, min_score);
+                let ids: Vec<i64> = pooled.node_ids.clone().into_data().iter::<i64>().collect();
+                assert_eq!(
+                    ids,
+                    keep.iter().map(|&i| i as i64).collect::<Vec<_>>(),
+                    "{what}"
+                );
+                let want_x: Vec<f64> = keep
+                    .iter()
+                    .flat_map(|&i| (0..D).map(move |c| (i, c)))
+                    .map(|(i, c)| xv[i * D + c] * scores[i])
+                    .collect();
+                assert_close(&host(pooled.x), &want_x, 1e-4, &what);
+                let position = |v: i64| keep.iter().position(|&i| i as i64 == v);
+                let want_edges: Vec<(i64, i64)> = s
+                    .iter()
+                    .zip(&r)
+                    .filter_map(|(&a, &b)| Some((position(a)? as i64, position(b)? as i64)))
+                    .collect();
+                let ints = |t: &burn::tensor::Tensor<1, burn::tensor::Int>| -> Vec<i64> {
+                    t.clone().into_data().iter::<i64>().collect()
+                };
+                let got_edges: Vec<(i64, i64)> = ints(pooled.graph.senders())
+                    .into_iter()
+                    .zip(ints(pooled.graph.receivers()))
+                    .collect();
+                assert_eq!(got_edges, want_edges, "{what}: edges");
+                let per_graph: Vec<i64> = graphs
+                    .iter()
+                    .map(|nodes| keep.iter().filter(|i| nodes.contains(i)).count() as i64)
+                    .collect();
+                assert_eq!(ints(pooled.graph.n_node()), per_graph, "{what}: n_node");
+            }
+        }
+    }
+}
+
+#[test]
+fn pooling_scores_get_gradients_and_bad_sizes_are_errors() {
+    use burn::module::Module;
+    use burn_gnn_nn::{NnError, PoolSize, SagPoolingConfig, TopKPoolingConfig};
+    for (name, device) in devices()
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("autodiff"))
+    {
+        let mut rng = Rng(3);
+        let (_, x) = random_x(&mut rng, 6, 2, &device);
+        let g = batch(&[
+            graph(&[0, 1, 2], &[1, 2, 0], 4, &device),
+            graph(&[0], &[1], 2, &device),
+        ])
+        .unwrap();
+        let topk = TopKPoolingConfig::new(2).init(&device);
+        let pooled = topk.forward(x.clone(), &g).unwrap();
+        let grads = pooled.x.sum().backward();
+        let gw = host(topk.weight.val().grad(&grads).expect("a gradient"));
+        assert!(
+            gw.iter().all(|v| v.is_finite()) && gw.iter().any(|&v| v != 0.0),
+            "{name}"
+        );
+        let sag = SagPoolingConfig::new(2).init(&device);
+        let grads = sag.forward(x.clone(), &g).unwrap().x.sum().backward();
+        let mut check = crate::harness::FiniteGrads {
+            grads: &grads,
+            seen: 0,
+            what: format!("SAGPooling on {name}"),
+            require_all: true,
+        };
+        sag.visit(&mut check);
+        assert!(check.seen > 0, "SAGPooling on {name}: no parameters");
+        for bad in [
+            PoolSize::Ratio(0.0),
+            PoolSize::Ratio(1.5),
+            PoolSize::Count(0),
+        ] {
+            let layer = TopKPoolingConfig::new(2)
+                .with_size(bad.clone())
+                .init(&device);
+            let err = layer.forward(x.clone(), &g).unwrap_err();
+            assert!(matches!(err, NnError::InvalidConfig(_)), "{bad:?}: {err}");
+        }
+    }
+}
