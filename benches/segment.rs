@@ -24,6 +24,9 @@
 //! - `strided/{sum,max}/{contiguous,column_slice,step_slice}/E=…,D=16`: a column slice of a
 //!   wider tensor reduced in place, against a contiguous input and a slice that is copied;
 //!
+//! - `statistics/{sum,masked_sum,weighted_mean,topk8}/{sorted,random}/E=1e6,D=…`: masked sum,
+//!   weighted mean and top-k (k = 8) over a plan, next to the plain sum of the same run;
+//!
 //! - `random_rows/{permutation,gather}/E=…,D=64`: rows of 64 f32 read in a random order in
 //!   plain Rust, each row of an `[E, 64]` matrix once or `E` rows of an `[E / 10, 64]` one: the
 //!   access pattern of the kernels over unsorted ids and of `spmm`'s gather, as a baseline for
@@ -557,6 +560,65 @@ fn strided(c: &mut Criterion) {
     group.finish();
 }
 
+/// `statistics/{sum,masked_sum,weighted_mean,topk8}/{sorted,random}/E=1e6,D=…`: the
+/// statistics of the statistics issue over a plan, next to the plain sum of the same data and
+/// ids: a masked sum (a full mask, two entries in three eligible), a weighted mean and a top-k
+/// with `k = 8` (values and rows). Bytes as `segment/` (the data and ids read, the sum's output).
+fn statistics(c: &mut Criterion) {
+    use burn::tensor::Bool;
+    use burn_segment::{SegmentPlan, SegmentWeights, Segments};
+    let device = device();
+    let mut group = short_group(c, "statistics");
+    let e = 1_000_000usize.min(max_e());
+    let n = (e / 10).max(1);
+    let mut state = 13;
+    let random: Vec<i64> = (0..e)
+        .map(|_| (lcg(&mut state) % n as u64) as i64)
+        .collect();
+    let mut sorted = random.clone();
+    sorted.sort_unstable();
+    let weights: Vec<f32> = (0..e).map(|_| (lcg(&mut state) % 4) as f32).collect();
+    let weights = SegmentWeights::new(Tensor::<1>::from_data(
+        TensorData::new(weights, [e]),
+        (&device, DType::F32),
+    ))
+    .expect("nonnegative weights");
+    for d in [16usize, 64] {
+        let data = Tensor::<2>::random([e, d], burn::tensor::Distribution::Default, &device);
+        let keep: Vec<bool> = (0..e * d).map(|_| lcg(&mut state) % 3 != 0).collect();
+        let mask = Tensor::<2, Bool>::from_data(TensorData::new(keep, [e, d]), &device);
+        for (order, ids) in [("sorted", &sorted), ("random", &random)] {
+            let ids = Tensor::<1, Int>::from_data(
+                TensorData::new(ids.clone(), [e]),
+                (&device, DType::I64),
+            );
+            let plan = SegmentPlan::new(ids, n).expect("ids in range");
+            let id = |op: &str| BenchmarkId::new(format!("{op}/{order}"), format!("E={e},D={d}"));
+            group.throughput(Throughput::Bytes((e * d * 4 + e * 8 + n * d * 4) as u64));
+            let run = |b: &mut criterion::Bencher, f: &dyn Fn() -> Tensor<2>| {
+                b.iter(|| {
+                    let out = black_box(f());
+                    sync(&device);
+                    out
+                })
+            };
+            group.bench_function(id("sum"), |b| run(b, &|| plan.sum(data.clone())));
+            group.bench_function(id("masked_sum"), |b| {
+                run(b, &|| plan.masked(mask.clone()).sum(data.clone()))
+            });
+            group.bench_function(id("weighted_mean"), |b| {
+                run(b, &|| plan.weighted_mean(data.clone(), &weights))
+            });
+            group.bench_function(id("topk8"), |b| {
+                run(b, &|| {
+                    plan.topk(data.clone(), 8, true).0.reshape([n * 8, d])
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 /// `random_rows/{permutation,gather}/E=…,D=64`: the machine's rate for the access pattern of
 /// the kernels over unsorted ids and of the gathers, in plain Rust with rayon and nothing else:
 /// `E` rows of 64 f32 summed into one accumulator per task, in a random order. `permutation`
@@ -681,6 +743,7 @@ criterion_group!(
     fused,
     planned,
     strided,
+    statistics,
     random_rows
 );
 criterion_main!(benches);

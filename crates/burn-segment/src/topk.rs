@@ -1,14 +1,16 @@
 //! Top-k per segment and column: the `k` largest (or smallest) rows of each segment with their
 //! row indices, ties to the smaller row, NaN above every number.
 //!
-//! Composed from the masked extremes, one round per rank: each round takes the extreme of the
-//! rows not taken yet (NaN first for the largest; for the smallest, the numbers first and NaN
-//! after them), then marks its row taken. So every backend runs it through its kernels, with
-//! the masked extremes' tie rule, in `k` rounds of segment reductions. The values are gathered
-//! from the data by the indices, so gradients reach the selected rows (and only them).
+//! The rows are chosen on the host, as a [`SegmentPlan`](crate::SegmentPlan) groups its ids
+//! there: one read of the data and the ids (a copy on the CPU backends, a device sync on a
+//! GPU), a rayon kernel keeping a sorted buffer of `k` per segment and column
+//! (`cpu::kernels::topk_rows`), and the rows written back to the data's device. The values are
+//! then gathered from the data on its device, so gradients reach the selected rows (and only
+//! them), and every backend selects the same rows.
 
-use burn::tensor::{Bool, Int, Tensor, ops::IndexingUpdateOp};
+use burn::tensor::{DType, Int, Tensor, TensorData};
 
+use crate::cpu::kernels::{CsrPlan, topk_rows};
 use crate::{SegmentIds, Segments};
 
 /// The `k` largest (or smallest) rows of each segment, per column: values `[N, k, C]` and rows
@@ -50,40 +52,36 @@ pub(crate) fn topk<S: Segments + ?Sized>(
     largest: bool,
 ) -> (Tensor<3>, Tensor<3, Int>) {
     let ([e, c], n) = (data.dims(), g.num_segments());
-    let (device, ids_dtype) = (data.device(), g.segment_ids().dtype());
+    let (device, ids) = (data.device(), g.segment_ids());
     let fill = if largest {
         f64::NEG_INFINITY
     } else {
         f64::INFINITY
     };
+    let ids_dtype = ids.dtype();
     if k == 0 || n == 0 || c == 0 || e == 0 {
         // Nothing to select (and no kernel launched on an empty tensor).
         let values = Tensor::full([n, k, c], fill, (&device, data.dtype()));
         return (values, Tensor::full([n, k, c], -1, (&device, ids_dtype)));
     }
-    let x = data.clone().detach();
-    let nan = x.clone().is_nan();
-    let mut taken = Tensor::<2, Int>::zeros([e, c], (&device, ids_dtype));
-    let mut ranks = Vec::with_capacity(k);
-    for _ in 0..k {
-        let free: Tensor<2, Bool> = taken.clone().equal_elem(0);
-        let idx = if largest {
-            // The masked maximum lets NaN win and breaks ties to the smaller row.
-            g.masked(free).argmax(x.clone())
-        } else {
-            let numbers = free.clone().bool_and(nan.clone().bool_not());
-            let smallest = g.masked(numbers).argmin(x.clone());
-            let first_nan = g.masked(free.bool_and(nan.clone())).argmax(x.clone());
-            smallest
-                .clone()
-                .mask_where(smallest.equal_elem(-1), first_nan)
-        };
-        let hit = idx.clone().greater_equal_elem(0).int().cast(ids_dtype);
-        taken = taken.scatter(0, idx.clone().clamp_min(0), hit, IndexingUpdateOp::Add);
-        ranks.push(idx);
-    }
-    let idx: Tensor<3, Int> = Tensor::stack(ranks, 1);
-    let rows = idx.clone().reshape([n * k, c]).clamp_min(0);
-    let values = data.gather(0, rows).reshape([n, k, c]);
+    let host_ids: Vec<i64> = ids.into_data().iter::<i64>().collect();
+    let plan = CsrPlan::new(&host_ids, n);
+    let values = data.clone().detach().into_data();
+    let rows = match values.dtype() {
+        DType::F32 => topk_rows(
+            values.as_slice::<f32>().expect("f32 data"),
+            c,
+            &plan,
+            k,
+            largest,
+        ),
+        _ => {
+            let values: Vec<f64> = values.iter::<f64>().collect();
+            topk_rows(&values, c, &plan, k, largest)
+        }
+    };
+    let idx = Tensor::<3, Int>::from_data(TensorData::new(rows, [n, k, c]), (&device, ids_dtype));
+    let picked = idx.clone().reshape([n * k, c]).clamp_min(0);
+    let values = data.gather(0, picked).reshape([n, k, c]);
     (values.mask_fill(idx.clone().equal_elem(-1), fill), idx)
 }
