@@ -218,7 +218,8 @@ pub trait Segments: sealed::Sealed {
     /// values `[N, k, C]` and their rows `[N, k, C]` (the ids' dtype). Ties go to the smaller
     /// row; NaN orders above every number (first among the largest, last among the smallest);
     /// a segment of fewer than `k` rows is filled with `-inf` (largest) or `+inf` and row -1.
-    /// Gradients reach the selected rows. `k` rounds of segment reductions (see `topk.rs`).
+    /// Gradients reach the selected rows. The rows are chosen on the host (one read of the
+    /// data and ids: a device sync on a GPU), the values gathered on the data's device.
     fn topk(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
         self.check_rows(data.dims()[0]);
         crate::topk::topk(self, data, k, largest)
