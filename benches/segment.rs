@@ -585,7 +585,9 @@ fn statistics(c: &mut Criterion) {
     .expect("nonnegative weights");
     for d in [16usize, 64] {
         let data = Tensor::<2>::random([e, d], burn::tensor::Distribution::Default, &device);
-        let keep: Vec<bool> = (0..e * d).map(|_| lcg(&mut state) % 3 != 0).collect();
+        let keep: Vec<bool> = (0..e * d)
+            .map(|_| !lcg(&mut state).is_multiple_of(3))
+            .collect();
         let mask = Tensor::<2, Bool>::from_data(TensorData::new(keep, [e, d]), &device);
         for (order, ids) in [("sorted", &sorted), ("random", &random)] {
             let ids = Tensor::<1, Int>::from_data(
