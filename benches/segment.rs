@@ -24,8 +24,9 @@
 //! - `strided/{sum,max}/{contiguous,column_slice,step_slice}/E=…,D=16`: a column slice of a
 //!   wider tensor reduced in place, against a contiguous input and a slice that is copied;
 //!
-//! - `statistics/{sum,masked_sum,weighted_mean,topk8}/{sorted,random}/E=1e6,D=…`: masked sum,
-//!   weighted mean and top-k (k = 8) over a plan, next to the plain sum of the same run;
+//! - `statistics/{sum,masked_sum,weighted_mean,median,quantile,topk8}/{sorted,random}/E=1e6,D=…`:
+//!   masked sum, weighted mean, median, quantile and top-k (k = 8) over a plan, next to the
+//!   plain sum of the same run;
 //!
 //! - `random_rows/{permutation,gather}/E=…,D=64`: rows of 64 f32 read in a random order in
 //!   plain Rust, each row of an `[E, 64]` matrix once or `E` rows of an `[E / 10, 64]` one: the
@@ -560,9 +561,11 @@ fn strided(c: &mut Criterion) {
     group.finish();
 }
 
-/// `statistics/{sum,masked_sum,weighted_mean,topk8}/{sorted,random}/E=1e6,D=…`: the
+/// `statistics/{sum,masked_sum,weighted_mean,median,quantile,topk8}/{sorted,random}/E=1e6,D=…`:
+/// the
 /// statistics of the statistics issue over a plan, next to the plain sum of the same data and
-/// ids: a masked sum (a full mask, two entries in three eligible), a weighted mean and a top-k
+/// ids: a masked sum (a full mask, two entries in three eligible), a weighted mean, the median,
+/// the 0.3-quantile (linear) and a top-k
 /// with `k = 8` (values and rows). Bytes as `segment/` (the data and ids read, the sum's output).
 fn statistics(c: &mut Criterion) {
     use burn::tensor::Bool;
@@ -610,6 +613,14 @@ fn statistics(c: &mut Criterion) {
             });
             group.bench_function(id("weighted_mean"), |b| {
                 run(b, &|| plan.weighted_mean(data.clone(), &weights))
+            });
+            group.bench_function(id("median"), |b| run(b, &|| plan.median(data.clone())));
+            group.bench_function(id("quantile"), |b| {
+                run(b, &|| {
+                    let linear = burn_segment::QuantileInterpolation::Linear;
+                    plan.quantile(data.clone(), 0.3, linear)
+                        .expect("q in range")
+                })
             });
             group.bench_function(id("topk8"), |b| {
                 run(b, &|| {

@@ -93,7 +93,8 @@
 //!   argument, 0 for a fully masked softmax; masked-out entries get exactly zero gradient.
 //!   [`segment_variance_corrected`] / [`segment_std_corrected`] take an explicit correction
 //!   (NaN below `correction + 1` rows); weighted mean / variance / std over
-//!   [`SegmentWeights`] (checked once); [`segment_count_nonzero`], [`segment_any`],
+//!   [`SegmentWeights`] (checked once); [`segment_topk`], [`segment_quantile`] (numpy's
+//!   interpolations) and [`segment_median`]; [`segment_count_nonzero`], [`segment_any`],
 //!   [`segment_all`]. Composed from the core ops, on every backend.
 //! - **Strided inputs.** On Flex, the reductions and softmax read a row or column slice (any
 //!   layout whose rows are each contiguous) in place at its row stride, with the bits of a
@@ -145,6 +146,7 @@ mod fused;
 mod masked;
 mod partition;
 mod plan;
+mod quantile;
 pub mod reference;
 mod segments;
 mod statistics;
@@ -165,6 +167,7 @@ pub use fused::{
 pub use masked::Masked;
 pub use partition::*;
 pub use plan::{SegmentPlan, SegmentPlanPrimitive};
+pub use quantile::{QuantileInterpolation, segment_median, segment_quantile};
 pub use segments::{SegmentIds, Segments};
 pub use statistics::*;
 pub use topk::segment_topk;

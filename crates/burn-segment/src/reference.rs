@@ -231,6 +231,59 @@ pub fn segment_topk_reference(
     (values, args)
 }
 
+/// Reference of `segment_quantile` (`interpolation` by name: `linear`, `lower`, `higher`,
+/// `nearest`, `midpoint`), numpy's definitions: NaN for an empty segment or a column holding
+/// NaN.
+pub fn segment_quantile_reference(
+    data: &[f64],
+    d: usize,
+    ids: &[i64],
+    n: usize,
+    q: f64,
+    interpolation: &str,
+) -> Vec<f64> {
+    let rows = rows_of(ids, n);
+    per_column(n, d, |s, j| {
+        let mut col = values(data, d, &rows[s], j);
+        if col.is_empty() || col.iter().any(|v| v.is_nan()) {
+            return f64::NAN;
+        }
+        col.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let h = q * (col.len() - 1) as f64;
+        let (i, f) = (h.floor() as usize, h - h.floor());
+        let (a, b) = (col[i], col[(i + 1).min(col.len() - 1)]);
+        if f == 0.0 {
+            return a;
+        }
+        // numpy's lerp, from the nearer end.
+        let lerp = |t: f64| {
+            if t >= 0.5 {
+                b - (b - a) * (1.0 - t)
+            } else {
+                a + (b - a) * t
+            }
+        };
+        match interpolation {
+            "linear" => lerp(f),
+            "lower" => a,
+            "higher" => b,
+            "midpoint" => lerp(0.5),
+            "nearest" => match f.partial_cmp(&0.5).unwrap() {
+                std::cmp::Ordering::Less => a,
+                std::cmp::Ordering::Greater => b,
+                std::cmp::Ordering::Equal => {
+                    if i % 2 == 0 {
+                        a
+                    } else {
+                        b
+                    }
+                }
+            },
+            other => panic!("unknown interpolation {other}"),
+        }
+    })
+}
+
 /// Reference of `segment_count_nonzero` (NaN counts, `±0` does not).
 pub fn segment_count_nonzero_reference(data: &[f64], d: usize, ids: &[i64], n: usize) -> Vec<i64> {
     let rows = rows_of(ids, n);

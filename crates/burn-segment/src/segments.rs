@@ -224,6 +224,25 @@ pub trait Segments: sealed::Sealed {
         self.check_rows(data.dims()[0]);
         crate::topk::topk(self, data, k, largest)
     }
+    /// [`segment_quantile`](crate::segment_quantile): `[E, ...] -> [N, ...]`.
+    ///
+    /// # Errors
+    /// [`SegmentError::QuantileOutOfRange`](crate::SegmentError::QuantileOutOfRange) unless
+    /// `0 ≤ q ≤ 1`.
+    fn quantile<const D: usize>(
+        &self,
+        data: Tensor<D>,
+        q: f64,
+        interpolation: crate::QuantileInterpolation,
+    ) -> Result<Tensor<D>, crate::SegmentError> {
+        self.check_rows(data.dims()[0]);
+        crate::quantile::quantile(self, data, q, interpolation)
+    }
+    /// [`segment_median`](crate::segment_median): `[E, ...] -> [N, ...]`.
+    fn median<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
+        self.quantile(data, 0.5, crate::QuantileInterpolation::Lower)
+            .expect("0.5 is a quantile")
+    }
     /// The ops over the entries `mask` leaves eligible (see [`Masked`](crate::Masked)): `mask` is
     /// `[E]` (per row) or the data's shape. `plan.masked(mask).sum(x)`.
     ///

@@ -41,6 +41,12 @@ pub enum SegmentError {
         /// The weight found.
         weight: f64,
     },
+    /// A quantile outside `[0, 1]` (or NaN).
+    #[error("quantile {q} is not in [0, 1]")]
+    QuantileOutOfRange {
+        /// The quantile asked for.
+        q: f64,
+    },
     /// The partition sizes do not add up to the number of rows.
     #[error("partition sizes sum to {sum} but the data has {rows} rows")]
     PartitionSumMismatch {
