@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use burn::tensor::{Int, Tensor};
-use burn_segment::{SegmentIds, Segments};
+use burn_segment::{QuantileInterpolation, SegmentIds, Segments};
 
 use crate::NnError;
 
@@ -12,8 +12,10 @@ use crate::NnError;
 /// Every aggregation gives finite values for nodes without incoming edges: 0 for sum, mean,
 /// max, min, variance, std and power mean (max/min fill with 0 rather than `∓inf`, as PyG).
 /// Parse one from `"sum"` (or `"add"`), `"mean"`, `"max"`, `"min"`, `"var"`, `"std"`,
-/// `"powermean"` (p = 1) or `"powermean:P"`, `"softmax"` (t = 1) or `"softmax:T"`, or several with [`Aggregation::multi`] — their
-/// outputs are concatenated along the feature dimension.
+/// `"var:C"` / `"std:C"` (correction `C`), `"median"`, `"quantile:Q"` or
+/// `"quantile:Q:linear|lower|higher|nearest|midpoint"`, `"sort:K"`, `"powermean"` (p = 1) or
+/// `"powermean:P"`, `"softmax"` (t = 1) or `"softmax:T"`, or several with
+/// [`Aggregation::multi`] — their outputs are concatenated along the feature dimension.
 ///
 /// ```
 /// use burn_gnn_nn::Aggregation;
@@ -42,6 +44,21 @@ pub enum Aggregation {
     /// Softmax-weighted sum `Σ_j softmax_j(t · m_j) ⊙ m_j` with a fixed temperature `t`
     /// (column-wise); for a learnable `t` use [`SoftmaxAggregation`](crate::SoftmaxAggregation).
     Softmax(f64),
+    /// Variance with a correction (`var:C`; see
+    /// [`segment_variance_corrected`](burn_segment::segment_variance_corrected)), 0 for a node
+    /// with at most `C` messages.
+    VarCorrected(usize),
+    /// `sqrt` of [`VarCorrected`](Self::VarCorrected), clamped as [`Std`](Self::Std).
+    StdCorrected(usize),
+    /// The lower median of the messages, column-wise (PyG's `MedianAggregation`), 0 without
+    /// messages.
+    Median,
+    /// The `q`-quantile of the messages, column-wise, with an interpolation (PyG's
+    /// `QuantileAggregation`), 0 without messages. `0 ≤ q ≤ 1`.
+    Quantile(f64, QuantileInterpolation),
+    /// The `k` messages with the largest last feature, concatenated (PyG's `SortAggregation`):
+    /// width `k · D`, zero-padded for nodes with fewer messages.
+    Sort(usize),
     /// Several aggregations, concatenated along dim 1 in order.
     Multi(Vec<Aggregation>),
 }
@@ -60,20 +77,60 @@ impl FromStr for Aggregation {
             "std" => Aggregation::Std,
             "powermean" => Aggregation::PowerMean(1.0),
             "softmax" => Aggregation::Softmax(1.0),
-            other => match (
-                other.strip_prefix("powermean:").map(str::parse::<f64>),
-                other.strip_prefix("softmax:").map(str::parse::<f64>),
-            ) {
-                (Some(Ok(p)), _) if p.is_finite() && p > 0.0 => Aggregation::PowerMean(p),
-                (_, Some(Ok(t))) if t.is_finite() => Aggregation::Softmax(t),
-                _ => {
-                    return Err(NnError::InvalidConfig(format!(
-                        "unknown aggregation `{s}` (sum, mean, max, min, var, std, powermean[:P] with P > 0, softmax[:T])"
-                    )));
-                }
-            },
+            "median" => Aggregation::Median,
+            other => parse_with_argument(other).ok_or_else(|| {
+                NnError::InvalidConfig(format!(
+                    "unknown aggregation `{s}` (sum, mean, max, min, var[:C], std[:C], median, \
+                     quantile:Q[:linear|lower|higher|nearest|midpoint] with 0 <= Q <= 1, \
+                     sort:K with K > 0, powermean[:P] with P > 0, softmax[:T])"
+                ))
+            })?,
         })
     }
+}
+
+/// The aggregations written `name:argument` (`var:1`, `quantile:0.9:lower`, `sort:30`, ...).
+fn parse_with_argument(s: &str) -> Option<Aggregation> {
+    let (name, rest) = s.split_once(':')?;
+    let count = || rest.parse::<usize>().ok();
+    Some(match name {
+        "var" | "variance" => Aggregation::VarCorrected(count()?),
+        "std" => Aggregation::StdCorrected(count()?),
+        "sort" => Aggregation::Sort(count().filter(|&k| k > 0)?),
+        "powermean" => Aggregation::PowerMean(
+            rest.parse()
+                .ok()
+                .filter(|p: &f64| *p > 0.0 && p.is_finite())?,
+        ),
+        "softmax" => Aggregation::Softmax(rest.parse().ok().filter(|t: &f64| t.is_finite())?),
+        "quantile" => {
+            let (q, interp) = rest.split_once(':').unwrap_or((rest, "linear"));
+            let q: f64 = q.parse().ok().filter(|q| (0.0..=1.0).contains(q))?;
+            let interp = match interp {
+                "linear" => QuantileInterpolation::Linear,
+                "lower" => QuantileInterpolation::Lower,
+                "higher" => QuantileInterpolation::Higher,
+                "nearest" => QuantileInterpolation::Nearest,
+                "midpoint" => QuantileInterpolation::Midpoint,
+                _ => return None,
+            };
+            Aggregation::Quantile(q, interp)
+        }
+        _ => return None,
+    })
+}
+
+/// `value` with NaN replaced by 0: a statistic of too few messages (the aggregations' rule is a
+/// finite 0 for nodes without messages).
+fn nan_to_zero(value: Tensor<2>) -> Tensor<2> {
+    value.clone().mask_fill(value.is_nan(), 0.0)
+}
+
+/// `sqrt(var)` clamped as PyG's `StdAggregation`: variances below `1e-5` give 0, so the
+/// gradient stays finite when all messages are equal.
+fn clamped_std(var: Tensor<2>) -> Tensor<2> {
+    let small = var.clone().lower_equal_elem(1e-5);
+    var.clamp_min(1e-5).sqrt().mask_fill(small, 0.0)
 }
 
 /// `segment_sum` that launches nothing for zero rows (see [`burn_gnn_graph::gather_rows`]).
@@ -116,6 +173,7 @@ impl Aggregation {
     pub fn width(&self) -> usize {
         match self {
             Aggregation::Multi(list) => list.iter().map(Aggregation::width).sum(),
+            Aggregation::Sort(k) => *k,
             _ => 1,
         }
     }
@@ -193,8 +251,8 @@ impl Aggregation {
     pub fn aggregate_with<S: Segments>(&self, messages: Tensor<2>, index: &S) -> Tensor<2> {
         let [rows, d] = messages.dims();
         let num_nodes = index.num_segments();
-        if rows == 0 {
-            // No messages: every aggregation gives 0.
+        if rows == 0 || d == 0 {
+            // No messages (or no features): every aggregation gives 0.
             return Tensor::zeros(
                 [num_nodes, d * self.width()],
                 (&messages.device(), messages.dtype()),
@@ -206,10 +264,26 @@ impl Aggregation {
             Aggregation::Max => index.max_or_constant(messages, 0.0),
             Aggregation::Min => index.min_or_constant(messages, 0.0),
             Aggregation::Var => index.variance(messages),
-            Aggregation::Std => {
-                let var = index.variance(messages);
-                let small = var.clone().lower_equal_elem(1e-5);
-                var.clamp_min(1e-5).sqrt().mask_fill(small, 0.0)
+            Aggregation::Std => clamped_std(index.variance(messages)),
+            Aggregation::VarCorrected(c) => nan_to_zero(index.variance_corrected(messages, *c)),
+            Aggregation::StdCorrected(c) => {
+                clamped_std(nan_to_zero(index.variance_corrected(messages, *c)))
+            }
+            Aggregation::Median => nan_to_zero(index.median(messages)),
+            Aggregation::Quantile(q, interp) => {
+                let value = index.quantile(messages, *q, *interp).unwrap_or_else(|e| {
+                    panic!("burn-gnn: {e} (build the aggregation by parsing to check it)")
+                });
+                nan_to_zero(value)
+            }
+            Aggregation::Sort(k) => {
+                let last = messages.clone().slice([0..rows, d - 1..d]);
+                let (_, picked) = index.topk(last, *k, true); // [N, k, 1]
+                let picked = picked.reshape([num_nodes * k]);
+                let missing = picked.clone().equal_elem(-1).unsqueeze_dim::<2>(1);
+                let rows = burn_gnn_graph::gather_rows(messages, picked.clamp_min(0));
+                rows.mask_fill(missing.expand([num_nodes * k, d]), 0.0)
+                    .reshape([num_nodes, k * d])
             }
             Aggregation::PowerMean(p) => {
                 let powered = messages.clamp(0.0, 100.0).powf_scalar(*p);

@@ -13,7 +13,18 @@ use crate::{SegmentError, SegmentIds, Segments};
 
 /// How a quantile between two ranks is taken (numpy's `method`, PyG's `interpolation`), for the
 /// position `h = q (m − 1)` in a segment's sorted values `v`, `i = ⌊h⌋`, `f = h − i`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    burn::serde::Serialize,
+    burn::serde::Deserialize,
+)]
+#[serde(crate = "burn::serde")]
 pub enum QuantileInterpolation {
     /// `v[i] + f (v[i + 1] − v[i])`.
     #[default]

@@ -287,6 +287,11 @@ fn sage_conv_conforms() {
         "powermean:2",
         "softmax:2",
         "mean,max",
+        "var:1",
+        "std:1",
+        "median",
+        "quantile:0.75",
+        "sort:2",
     ] {
         conformance(
             &format!("SageConv({aggr})"),

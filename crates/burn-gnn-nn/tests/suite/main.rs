@@ -1,6 +1,7 @@
 //! The burn-gnn-nn suite: every layer through one conformance harness, and against plain-Rust
 //! f64 references on small graphs, on every backend this build enables.
 
+mod aggregations;
 mod common;
 mod fused;
 mod graph_network;
