@@ -11,8 +11,8 @@ use burn_gnn_nn::{
     EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
     GinConfig, GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution,
     GraphLayerNormConfig, GraphMapFeatures, GraphNetwork, GraphNormConfig, GraphSageConfig,
-    InteractionNetwork, JraphGat, JumpingKnowledge, PairNormConfig, SageConvConfig, SgConvConfig,
-    TransformerConvConfig,
+    InteractionNetwork, JraphGat, JumpingKnowledge, PairNormConfig, PnaConvConfig, SageConvConfig,
+    SgConvConfig, TransformerConvConfig,
 };
 
 use crate::common::*;
@@ -610,6 +610,24 @@ fn graph_norms_conform() {
             |l, x, g| l.forward(x, g),
             3,
             3,
+        );
+    }
+}
+
+#[test]
+fn pna_conv_conforms() {
+    for towers in [1, 2] {
+        conformance(
+            &format!("PnaConv(towers = {towers})"),
+            |d| {
+                PnaConvConfig::new(4, 6, vec![2, 5, 4, 1])
+                    .with_towers(towers)
+                    .init(d)
+                    .unwrap()
+            },
+            |l, x, g| l.forward(x, g, None),
+            4,
+            6,
         );
     }
 }

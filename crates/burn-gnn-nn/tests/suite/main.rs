@@ -11,5 +11,6 @@ mod hetero_reference;
 mod link;
 mod norms;
 mod paper_layers;
+mod pna;
 mod pooling;
 mod zoo_layers;
