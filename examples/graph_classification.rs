@@ -9,6 +9,11 @@
 //!     --checkpoint runs/graph_classification-mutag-xu/seed-0.bpk
 //! ```
 //!
+//! `--pool sort|topk|sag` replaces the sum readout by SortPool's (Zhang et al., 2018) or pools
+//! each layer's output with TopKPooling (Gao & Ji, 2019) or SAGPooling (Lee et al., 2019),
+//! ratio 0.5, before the next layer; `--norm graph` puts GraphNorm (Cai et al., 2021) where the
+//! batch norm after each layer was. Pass the same flags with `--eval-only`.
+//!
 //! The model (Xu et al.'s code): 4 GIN-0 layers after the input layer (the paper's "5 GNN
 //! layers, including the input layer"), each a 2-layer MLP with batch norm followed by batch
 //! norm and ReLU; every layer's node features, input included, sum-pooled per graph and mapped
@@ -62,13 +67,38 @@ use burn_gnn::train::{EarlyStopping, StoppingRule, mean_std};
 use burn_gnn_data::synthetic::SplitMix64;
 use burn_gnn_data::{Fold, stratified_k_fold};
 use burn_gnn_graph::GraphsTuple;
-use burn_gnn_nn::{GinConv, GinConvConfig, dropout, global_add_pool};
+use burn_gnn_nn::{
+    GinConv, GinConvConfig, GraphNorm, GraphNormConfig, SagPooling, SagPoolingConfig, TopKPooling,
+    TopKPoolingConfig, dropout, global_add_pool, global_sort_pool,
+};
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, RunArgs, at_least, exit_with};
 use common::graph_data::{Dataset, Graphs};
 use common::output::{Outputs, load_checkpoint};
 use common::progress::Progress;
 use common::record::{EpochBest, EpochRow, SeedResult, Setup, Summary, verify_checkpoint};
+
+/// How each layer's node features become a graph's features.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Pool {
+    /// Sum over the nodes (Xu et al.).
+    Sum,
+    /// SortPool's readout: the `--sort-k` nodes with the largest last feature, concatenated.
+    Sort,
+    /// Sum, after TopKPooling (ratio 0.5) has dropped half of each graph's nodes at every layer.
+    Topk,
+    /// Sum, after SAGPooling (ratio 0.5) at every layer.
+    Sag,
+}
+
+/// The normalisation after each GIN layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Norm {
+    /// Batch norm over the batch's nodes (Xu et al.).
+    Batch,
+    /// GraphNorm, per graph (Cai et al., 2021).
+    Graph,
+}
 
 /// How the epoch (and so the model) of each fold is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,25 +149,57 @@ struct Args {
     /// al.'s ENZYMES features: 18 attributes and 3 labels).
     #[arg(long)]
     node_attributes: bool,
-    /// Where the run writes (default runs/graph_classification-<dataset>-<protocol>); a
+    /// The readout (and pooling) of every layer.
+    #[arg(long, value_enum, default_value_t = Pool::Sum)]
+    pool: Pool,
+    /// Nodes per graph kept by `--pool sort` [default: the smallest k ≥ 10 with 60 % of the
+    /// graphs at most k nodes, as DGCNN].
+    #[arg(long, value_parser = at_least::<1>)]
+    sort_k: Option<usize>,
+    /// The normalisation after each GIN layer.
+    #[arg(long, value_enum, default_value_t = Norm::Batch)]
+    norm: Norm,
+    /// Where the run writes (default runs/graph_classification-<dataset>-<protocol>, with
+    /// `-<pool>` and `-<norm>` for choices other than the defaults); a
     /// checkpoint (`seed-<fold>.bpk`) to evaluate.
     #[command(flatten)]
     run: RunArgs,
 }
 
-/// GIN-0: GIN layers with batch norm, each layer's sum-pooled features scored by a linear head.
+/// GIN-0: GIN layers with batch norm (or GraphNorm), each layer's pooled features scored by a
+/// linear head; with `--pool topk|sag`, each layer's output pooled before the next.
 #[derive(Module, Debug)]
 struct Gin0 {
     convs: Vec<GinConv>,
     norms: Vec<BatchNorm>,
+    graph_norms: Vec<GraphNorm>,
+    topk: Vec<TopKPooling>,
+    sag: Vec<SagPooling>,
     heads: Vec<Linear>,
     dropout: Dropout,
+    sort_k: Option<usize>,
+}
+
+/// The model's shape: widths and the choices of readout and normalisation.
+#[derive(Clone, Copy)]
+struct Shape {
+    d_input: usize,
+    hidden: usize,
+    classes: usize,
+    pool: Pool,
+    sort_k: usize,
+    norm: Norm,
 }
 
 impl Gin0 {
-    fn new(d_input: usize, hidden: usize, classes: usize, device: &Device) -> Gin0 {
-        let layers = 4;
-        let width = |l: usize| if l == 0 { d_input } else { hidden };
+    fn new(shape: Shape, device: &Device) -> Gin0 {
+        let (layers, hidden) = (4, shape.hidden);
+        let width = |l: usize| if l == 0 { shape.d_input } else { hidden };
+        let readout = |l: usize| match shape.pool {
+            Pool::Sort => shape.sort_k * width(l),
+            _ => width(l),
+        };
+        let each = |wanted: bool| if wanted { layers } else { 0 };
         Gin0 {
             convs: (0..layers)
                 .map(|l| {
@@ -146,29 +208,54 @@ impl Gin0 {
                         .init(device)
                 })
                 .collect(),
-            norms: (0..layers)
+            norms: (0..each(shape.norm == Norm::Batch))
                 .map(|_| BatchNormConfig::new(hidden).init(device))
                 .collect(),
+            graph_norms: (0..each(shape.norm == Norm::Graph))
+                .map(|_| GraphNormConfig::new(hidden).init(device))
+                .collect(),
+            topk: (0..each(shape.pool == Pool::Topk))
+                .map(|_| TopKPoolingConfig::new(hidden).init(device))
+                .collect(),
+            sag: (0..each(shape.pool == Pool::Sag))
+                .map(|_| SagPoolingConfig::new(hidden).init(device))
+                .collect(),
             heads: (0..=layers)
-                .map(|l| LinearConfig::new(width(l), classes).init(device))
+                .map(|l| LinearConfig::new(readout(l), shape.classes).init(device))
                 .collect(),
             dropout: DropoutConfig::new(0.5).init(),
+            sort_k: (shape.pool == Pool::Sort).then_some(shape.sort_k),
         }
     }
 
     /// Class scores, `[n_graph, classes]`.
     fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        let score = |l: usize, h: Tensor<2>| {
-            dropout(
-                &self.dropout,
-                self.heads[l].forward(global_add_pool(h, graph)),
-            )
+        let score = |l: usize, h: Tensor<2>, g: &GraphsTuple| {
+            let pooled = match self.sort_k {
+                Some(k) => global_sort_pool(h, g, k),
+                None => global_add_pool(h, g),
+            };
+            dropout(&self.dropout, self.heads[l].forward(pooled))
         };
-        let mut total = score(0, x.clone());
-        let mut h = x;
-        for (l, (conv, norm)) in self.convs.iter().zip(&self.norms).enumerate() {
-            h = relu(norm.forward(conv.forward(h, graph)));
-            total = total + score(l + 1, h.clone());
+        let mut total = score(0, x.clone(), graph);
+        let (mut h, mut g) = (x, graph.clone());
+        for (l, conv) in self.convs.iter().enumerate() {
+            h = conv.forward(h, &g);
+            h = relu(match (self.norms.get(l), self.graph_norms.get(l)) {
+                (Some(norm), _) => norm.forward(h),
+                (_, Some(norm)) => norm.forward(h, &g),
+                _ => h,
+            });
+            let pooled = match (self.topk.get(l), self.sag.get(l)) {
+                (Some(pool), _) => Some(pool.forward(h.clone(), &g)),
+                (_, Some(pool)) => Some(pool.forward(h.clone(), &g)),
+                _ => None,
+            };
+            if let Some(pooled) = pooled {
+                let pooled = pooled.unwrap_or_else(|e| exit_with(1, format!("pooling: {e}")));
+                (h, g) = (pooled.x, pooled.graph);
+            }
+            total = total + score(l + 1, h.clone(), &g);
         }
         total
     }
@@ -216,7 +303,20 @@ fn main() {
     let folds =
         stratified_k_fold(&labels, args.folds, args.seed).unwrap_or_else(|e| exit_with(2, e));
     let hidden = args.hidden.unwrap_or(if graphs.social { 64 } else { 32 });
-    let make = |device: &Device| Gin0::new(graphs.d_input, hidden, graphs.num_classes, device);
+    let sort_k = args.sort_k.unwrap_or_else(|| {
+        let mut sizes = graphs.node_counts();
+        sizes.sort_unstable();
+        sizes[(sizes.len() * 6).div_ceil(10).saturating_sub(1)].max(10)
+    });
+    let shape = Shape {
+        d_input: graphs.d_input,
+        hidden,
+        classes: graphs.num_classes,
+        pool: args.pool,
+        sort_k,
+        norm: args.norm,
+    };
+    let make = |device: &Device| Gin0::new(shape, device);
     let run = format!("{} ({:?} protocol)", graphs.name, args.protocol);
     let setup = Setup {
         lr: 0.01,
@@ -248,11 +348,19 @@ fn main() {
     }
 
     let out = args.run.out.clone().unwrap_or_else(|| {
-        PathBuf::from(format!(
+        let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+        let mut name = format!(
             "runs/graph_classification-{}-{}",
             args.dataset.slug(),
-            format!("{:?}", args.protocol).to_lowercase()
-        ))
+            lower(&args.protocol)
+        );
+        if args.pool != Pool::Sum {
+            name += &format!("-{}", lower(&args.pool));
+        }
+        if args.norm != Norm::Batch {
+            name += "-graphnorm";
+        }
+        PathBuf::from(name)
     });
     let outputs = Outputs::create(out);
     let train_dev = base.clone().autodiff();

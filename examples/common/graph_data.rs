@@ -138,6 +138,11 @@ impl Graphs {
 
     /// The graphs `idx` joined into one, on `device` (`base` or its autodiff device), and their
     /// classes.
+    /// Nodes in each graph.
+    pub fn node_counts(&self) -> Vec<usize> {
+        self.eval.iter().map(GraphsTuple::sum_n_node).collect()
+    }
+
     pub fn batch(&self, idx: &[usize], device: &Device) -> (GraphsTuple, Tensor<1, Int>) {
         let all = if device.is_autodiff() {
             &self.train
