@@ -69,5 +69,7 @@ pub use norm::{
     GraphLayerNorm, GraphLayerNormConfig, GraphNorm, GraphNormConfig, PairNorm, PairNormConfig,
 };
 pub use pool::{global_add_pool, global_max_pool, global_mean_pool, global_sort_pool};
-pub use pooling::{PoolSize, Pooled, SagPooling, SagPoolingConfig, TopKPooling, TopKPoolingConfig};
+pub use pooling::{
+    PoolSelection, PoolSize, Pooled, SagPooling, SagPoolingConfig, TopKPooling, TopKPoolingConfig,
+};
 pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

@@ -24,6 +24,21 @@ pub enum PoolSize {
     Count(usize),
 }
 
+/// How a pooling layer chooses and gates its nodes (PyG's `ratio`, `min_score`, `multiplier`).
+#[derive(burn::config::Config, Debug, PartialEq)]
+pub struct PoolSelection {
+    /// How many nodes each graph keeps (PyG's `ratio`: a fraction, or a count).
+    #[config(default = "PoolSize::Ratio(0.5)")]
+    pub size: PoolSize,
+    /// Keep the nodes whose softmax score exceeds this instead (PyG's `min_score`; `size` is
+    /// then unused).
+    #[config(default = "None")]
+    pub min_score: Option<f64>,
+    /// Scales the pooled features.
+    #[config(default = 1.0)]
+    pub multiplier: f64,
+}
+
 /// A pooled batch: the kept nodes' gated features and the graph they induce.
 #[derive(Clone, Debug)]
 pub struct Pooled {
@@ -114,8 +129,10 @@ fn select(
     x: Tensor<2>,
     score: Tensor<1>,
     graph: &GraphsTuple,
-    (size, min_score, multiplier): (&PoolSize, Option<f64>, f64),
+    selection: &PoolSelection,
 ) -> Result<Pooled, NnError> {
+    let (size, min_score, multiplier) =
+        (&selection.size, selection.min_score, selection.multiplier);
     check_size(size)?;
     let scores: Vec<f64> = score.clone().detach().into_data().iter::<f64>().collect();
     let n_node: Vec<i64> = graph.n_node().clone().into_data().iter::<i64>().collect();

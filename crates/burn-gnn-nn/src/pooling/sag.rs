@@ -5,7 +5,7 @@ use burn::module::Module;
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
-use super::{PoolSize, Pooled, gate, select};
+use super::{PoolSelection, Pooled, gate, select};
 use crate::NnError;
 use crate::conv::{GraphConv, GraphConvConfig};
 
@@ -14,15 +14,9 @@ use crate::conv::{GraphConv, GraphConvConfig};
 pub struct SagPoolingConfig {
     /// Features per node.
     pub d_input: usize,
-    /// How many nodes each graph keeps (PyG's `ratio`: a fraction, or a count).
-    #[config(default = "PoolSize::Ratio(0.5)")]
-    pub size: PoolSize,
-    /// Keep the nodes whose softmax score exceeds this instead (PyG's `min_score`).
-    #[config(default = "None")]
-    pub min_score: Option<f64>,
-    /// Scales the pooled features.
-    #[config(default = 1.0)]
-    pub multiplier: f64,
+    /// How nodes are chosen and gated.
+    #[config(default = "PoolSelection::new()")]
+    pub selection: PoolSelection,
 }
 
 /// Self-attention graph pooling, [Lee et al., 2019](https://arxiv.org/abs/1904.08082) (PyG's
@@ -38,13 +32,9 @@ pub struct SagPoolingConfig {
 pub struct SagPooling {
     /// The scorer, `GraphConv(d_input, 1)`.
     pub gnn: GraphConv,
-    /// See [`SagPoolingConfig::size`].
+    /// See [`SagPoolingConfig::selection`].
     #[module(skip)]
-    pub size: PoolSize,
-    /// See [`SagPoolingConfig::min_score`].
-    pub min_score: Option<f64>,
-    /// See [`SagPoolingConfig::multiplier`].
-    pub multiplier: f64,
+    pub selection: PoolSelection,
 }
 
 impl SagPoolingConfig {
@@ -52,9 +42,7 @@ impl SagPoolingConfig {
     pub fn init(&self, device: &Device) -> SagPooling {
         SagPooling {
             gnn: GraphConvConfig::new(self.d_input, 1).init(device),
-            size: self.size.clone(),
-            min_score: self.min_score,
-            multiplier: self.multiplier,
+            selection: self.selection.clone(),
         }
     }
 }
@@ -68,12 +56,7 @@ impl SagPooling {
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Result<Pooled, NnError> {
         let n = x.dims()[0];
         let raw = self.gnn.forward(x.clone(), graph).reshape([n]);
-        let score = gate(raw, graph, self.min_score);
-        select(
-            x,
-            score,
-            graph,
-            (&self.size, self.min_score, self.multiplier),
-        )
+        let score = gate(raw, graph, self.selection.min_score);
+        select(x, score, graph, &self.selection)
     }
 }

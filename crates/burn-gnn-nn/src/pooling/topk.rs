@@ -5,7 +5,7 @@ use burn::module::{Module, Param};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
-use super::{PoolSize, Pooled, gate, select};
+use super::{PoolSelection, Pooled, gate, select};
 use crate::NnError;
 
 /// Configuration of a [`TopKPooling`].
@@ -13,16 +13,9 @@ use crate::NnError;
 pub struct TopKPoolingConfig {
     /// Features per node.
     pub d_input: usize,
-    /// How many nodes each graph keeps (PyG's `ratio`: a fraction, or a count).
-    #[config(default = "PoolSize::Ratio(0.5)")]
-    pub size: PoolSize,
-    /// Keep the nodes whose softmax score exceeds this instead (PyG's `min_score`; `size` is
-    /// then unused).
-    #[config(default = "None")]
-    pub min_score: Option<f64>,
-    /// Scales the pooled features.
-    #[config(default = 1.0)]
-    pub multiplier: f64,
+    /// How nodes are chosen and gated.
+    #[config(default = "PoolSelection::new()")]
+    pub selection: PoolSelection,
 }
 
 /// Top-k pooling, [Gao & Ji, 2019](https://arxiv.org/abs/1905.05178) (PyG's `TopKPooling`): a
@@ -41,13 +34,9 @@ pub struct TopKPoolingConfig {
 pub struct TopKPooling {
     /// The projection `p`, `[d_input]`, uniform in `±1/sqrt(d_input)` (PyG's `uniform`).
     pub weight: Param<Tensor<1>>,
-    /// See [`TopKPoolingConfig::size`].
+    /// See [`TopKPoolingConfig::selection`].
     #[module(skip)]
-    pub size: PoolSize,
-    /// See [`TopKPoolingConfig::min_score`].
-    pub min_score: Option<f64>,
-    /// See [`TopKPoolingConfig::multiplier`].
-    pub multiplier: f64,
+    pub selection: PoolSelection,
 }
 
 impl TopKPoolingConfig {
@@ -60,9 +49,7 @@ impl TopKPoolingConfig {
                 max: bound,
             }
             .init([self.d_input], device),
-            size: self.size.clone(),
-            min_score: self.min_score,
-            multiplier: self.multiplier,
+            selection: self.selection.clone(),
         }
     }
 }
@@ -80,16 +67,11 @@ impl TopKPooling {
             .clone()
             .matmul(p.clone().unsqueeze_dim::<2>(1))
             .reshape([n]);
-        let raw = match self.min_score {
+        let raw = match self.selection.min_score {
             None => raw / p.powi_scalar(2).sum().sqrt(),
             Some(_) => raw,
         };
-        let score = gate(raw, graph, self.min_score);
-        select(
-            x,
-            score,
-            graph,
-            (&self.size, self.min_score, self.multiplier),
-        )
+        let score = gate(raw, graph, self.selection.min_score);
+        select(x, score, graph, &self.selection)
     }
 }

@@ -155,8 +155,8 @@ fn topk_and_sag_pooling_keep_each_graphs_best_nodes() {
                 None => raw.iter().map(|v| (v / scale).tanh()).collect::<Vec<_>>(),
                 Some(_) => graph_softmax(raw, &graphs),
             };
-            (topk.size, topk.min_score) = (size.clone(), min_score);
-            (sag.size, sag.min_score) = (size.clone(), min_score);
+            (topk.selection.size, topk.selection.min_score) = (size.clone(), min_score);
+            (sag.selection.size, sag.selection.min_score) = (size.clone(), min_score);
             let runs: [(&str, Pooled, Vec<f64>); 2] = [
                 (
                     "TopK",
@@ -211,7 +211,7 @@ fn topk_and_sag_pooling_keep_each_graphs_best_nodes() {
 #[test]
 fn pooling_scores_get_gradients_and_bad_sizes_are_errors() {
     use burn::module::Module;
-    use burn_gnn_nn::{NnError, PoolSize, SagPoolingConfig, TopKPoolingConfig};
+    use burn_gnn_nn::{NnError, PoolSelection, PoolSize, SagPoolingConfig, TopKPoolingConfig};
     for (name, device) in devices()
         .into_iter()
         .filter(|(n, _)| n.starts_with("autodiff"))
@@ -246,8 +246,9 @@ fn pooling_scores_get_gradients_and_bad_sizes_are_errors() {
             PoolSize::Ratio(1.5),
             PoolSize::Count(0),
         ] {
+            let selection = PoolSelection::new().with_size(bad.clone());
             let layer = TopKPoolingConfig::new(2)
-                .with_size(bad.clone())
+                .with_selection(selection)
                 .init(&device);
             let err = layer.forward(x.clone(), &g).unwrap_err();
             assert!(matches!(err, NnError::InvalidConfig(_)), "{bad:?}: {err}");
