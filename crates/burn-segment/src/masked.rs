@@ -10,7 +10,8 @@
 
 use burn::tensor::{Bool, Int, Tensor};
 
-use crate::Segments;
+use crate::statistics::{row_weights, weighted_statistic};
+use crate::{SegmentWeights, Segments};
 
 /// Segment ids with a mask: the ops of [`Segments`] over the eligible entries only. Built by
 /// [`Segments::masked`]; the mask is `[E]` (one flag per row, broadcast over the trailing
@@ -191,6 +192,48 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         let dof = counts - correction as f64;
         let short = dof.clone().lower_equal_elem(0.0);
         (squares / dof.clamp_min(1.0)).mask_fill(short, f64::NAN)
+    }
+
+    /// Weighted mean of the eligible entries (see
+    /// [`Segments::weighted_mean`](crate::Segments::weighted_mean)): a masked-out entry weighs
+    /// 0; NaN where the eligible weights total 0.
+    pub fn weighted_mean<const D: usize>(
+        &self,
+        data: Tensor<D>,
+        weights: &SegmentWeights,
+    ) -> Tensor<D> {
+        self.weighted(data, weights, None)
+    }
+
+    /// Weighted variance of the eligible entries with `correction` (see
+    /// [`Segments::weighted_variance`](crate::Segments::weighted_variance)); NaN where the
+    /// eligible weights total at most `correction`.
+    pub fn weighted_variance<const D: usize>(
+        &self,
+        data: Tensor<D>,
+        weights: &SegmentWeights,
+        correction: usize,
+    ) -> Tensor<D> {
+        self.weighted(data, weights, Some(correction))
+    }
+
+    fn weighted<const D: usize>(
+        &self,
+        data: Tensor<D>,
+        weights: &SegmentWeights,
+        correction: Option<usize>,
+    ) -> Tensor<D> {
+        if is_empty(&data) {
+            return match correction {
+                None => self.index.weighted_mean(data, weights),
+                Some(c) => self.index.weighted_variance(data, weights, c),
+            };
+        }
+        let w = self.filled(row_weights(weights, &data).expand(data.dims()), 0.0);
+        let total = self.index.sum(w.clone());
+        // Masked-out values filled too: a NaN times its weight of 0 is still NaN.
+        let data = self.filled(data, 0.0);
+        weighted_statistic(self.index, data, (w, total), correction)
     }
 
     /// The square root of [`variance_corrected`](Self::variance_corrected).

@@ -545,6 +545,15 @@ impl<'a> MaskedReference<'a> {
         })
     }
 
+    /// Weighted mean (`None`) or variance with a correction of the eligible entries, with row
+    /// `weights`.
+    pub fn weighted(&self, weights: &[f64], correction: Option<usize>) -> Vec<f64> {
+        self.per_segment(|v, ids, rows| {
+            let w: Vec<f64> = rows.iter().map(|&e| weights[e]).collect();
+            weighted_variance_reference(v, 1, &w, ids, self.n, correction)
+        })
+    }
+
     /// Softmax over the eligible entries, `[E, d]`, 0 at the masked-out ones.
     pub fn softmax(&self) -> Vec<f64> {
         let mut out = vec![0.0; self.data.len()];

@@ -139,7 +139,7 @@ pub(crate) fn count_nonzero<const D: usize, K: SegmentKind, S: Segments + ?Sized
 }
 
 /// The weights broadcast over `like`'s trailing dimensions, in its dtype.
-fn row_weights<const D: usize>(weights: &SegmentWeights, like: &Tensor<D>) -> Tensor<D> {
+pub(crate) fn row_weights<const D: usize>(weights: &SegmentWeights, like: &Tensor<D>) -> Tensor<D> {
     let w = weights.weights();
     let rows = w.dims()[0];
     assert_eq!(
@@ -153,20 +153,40 @@ fn row_weights<const D: usize>(weights: &SegmentWeights, like: &Tensor<D>) -> Te
     w.clone().cast(like.dtype()).reshape(dims)
 }
 
-/// The weighted mean over `g` (0 where the weights total 0) and the total weight per segment,
-/// broadcast to the output. Divided by 1 where the total is 0, so that no gradient meets a
-/// division by zero there.
-fn weighted_moments<const D: usize, S: Segments + ?Sized>(
+/// The weighted mean (with `correction`: the weighted variance) over `g`, from the weight of
+/// every entry, `w` (broadcast to the data), and the total weight of every output entry,
+/// `total` (`[N, ...]`): NaN where the total is 0 (at most `correction`). Divided by 1 there
+/// before the NaN is put in, so that no gradient meets a division by zero.
+pub(crate) fn weighted_statistic<const D: usize, S: Segments + ?Sized>(
     g: &S,
     data: Tensor<D>,
+    (w, total): (Tensor<D>, Tensor<D>),
+    correction: Option<usize>,
+) -> Tensor<D> {
+    let none = total.clone().equal_elem(0.0);
+    let mean = g.sum(data.clone() * w.clone()) / total.clone().mask_fill(none.clone(), 1.0);
+    let Some(correction) = correction else {
+        return mean.mask_fill(none, f64::NAN);
+    };
+    let squares = g.sum((data - g.gather(mean)).powi_scalar(2) * w);
+    let dof = total - correction as f64;
+    let short = dof.clone().lower_equal_elem(0.0);
+    (squares / dof.mask_fill(short.clone(), 1.0)).mask_fill(short, f64::NAN)
+}
+
+/// The row weights broadcast to `data` and their total per segment in the output's shape.
+fn row_weighting<const D: usize, S: Segments + ?Sized>(
+    g: &S,
+    data: &Tensor<D>,
     weights: &SegmentWeights,
 ) -> (Tensor<D>, Tensor<D>) {
-    let w = row_weights(weights, &data);
-    let weighted_sum = g.sum(data * w);
-    let per_row = weights.weights().clone().cast(weighted_sum.dtype());
-    let total = per_segment(g.sum(per_row), &weighted_sum);
-    let none = total.clone().equal_elem(0.0);
-    (weighted_sum / total.clone().mask_fill(none, 1.0), total)
+    let w = row_weights(weights, data);
+    let mut dims = data.dims();
+    dims[0] = g.num_segments();
+    let mut rows = [1; D];
+    rows[0] = dims[0];
+    let per_row = weights.weights().clone().cast(data.dtype());
+    (w, g.sum(per_row).reshape(rows).expand(dims))
 }
 
 /// [`Segments::weighted_mean`] over `g`.
@@ -175,8 +195,8 @@ pub(crate) fn weighted_mean<const D: usize, S: Segments + ?Sized>(
     data: Tensor<D>,
     weights: &SegmentWeights,
 ) -> Tensor<D> {
-    let (mean, total) = weighted_moments(g, data, weights);
-    mean.mask_fill(total.equal_elem(0.0), f64::NAN)
+    let weighting = row_weighting(g, &data, weights);
+    weighted_statistic(g, data, weighting, None)
 }
 
 /// [`Segments::weighted_variance`] over `g`.
@@ -186,10 +206,6 @@ pub(crate) fn weighted_variance<const D: usize, S: Segments + ?Sized>(
     weights: &SegmentWeights,
     correction: usize,
 ) -> Tensor<D> {
-    let (mean, total) = weighted_moments(g, data.clone(), weights);
-    let w = row_weights(weights, &data);
-    let squares = g.sum((data - g.gather(mean)).powi_scalar(2) * w);
-    let dof = total - correction as f64;
-    let short = dof.clone().lower_equal_elem(0.0);
-    (squares / dof.mask_fill(short.clone(), 1.0)).mask_fill(short, f64::NAN)
+    let weighting = row_weighting(g, &data, weights);
+    weighted_statistic(g, data, weighting, Some(correction))
 }

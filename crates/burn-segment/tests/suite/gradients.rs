@@ -256,6 +256,15 @@ fn masked_ops() {
             no_nan(op(&index.masked(mask(&x)), x))
         });
     }
+    check("masked weighted variance(1)", &values(), |x, i| {
+        let w = floats(&weights_of(E), [E, 1], &x.device(), x.dtype()).reshape([E]);
+        let weights = seg::SegmentWeights::new(w).expect("nonnegative");
+        no_nan(
+            seg::SegmentIds::new(i, N)
+                .masked(mask(&x))
+                .weighted_variance(x, &weights, 1),
+        )
+    });
     check("planned masked mean", &values(), |x, i| {
         no_nan(plan(i, N).masked(mask(&x)).mean(x))
     });

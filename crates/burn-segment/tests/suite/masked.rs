@@ -6,7 +6,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use burn::tensor::{Bool, Tensor};
 use burn_segment::reference::MaskedReference;
-use burn_segment::{Masked, SegmentExtreme, SegmentIds, SegmentReduction, Segments};
+use burn_segment::{
+    Masked, SegmentExtreme, SegmentIds, SegmentReduction, SegmentWeights, Segments,
+};
 use proptest::prelude::*;
 
 use crate::common::*;
@@ -66,6 +68,25 @@ fn check<S: Segments, const M: usize>(
         &want.softmax(),
         TOL,
         TOL,
+    );
+    // Row weights in {0, 0.5, 1, 2.5}: masked-out entries weigh nothing.
+    let w: Vec<f64> = (0..c.e).map(|e| [0.0, 0.5, 1.0, 2.5][e * 7 % 4]).collect();
+    let weights = SegmentWeights::new(f32s(&w, [c.e], &t.device)).expect("good weights");
+    let got = read(m.weighted_mean(x(), &weights));
+    assert_close(
+        &name("weighted_mean"),
+        &got,
+        &want.weighted(&w, None),
+        1e-4,
+        1e-4,
+    );
+    let got = read(m.weighted_variance(x(), &weights, 1));
+    assert_close(
+        &name("weighted_variance(1)"),
+        &got,
+        &want.weighted(&w, Some(1)),
+        1e-4,
+        1e-4,
     );
     for correction in [0, 1] {
         let got = read(m.variance_corrected(x(), correction));
