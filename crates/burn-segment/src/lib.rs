@@ -50,6 +50,12 @@
 //! | [`segment_logsumexp`] | `[N, ...]` | `-inf` | softmax; 0 for a column of only `-inf` rows |
 //! | [`segment_variance`] / [`segment_std`] / [`segment_normalize`] | as in jraph | 0 | composite |
 //! | [`segment_count`] | `[N]` Int | 0 | — |
+//! | [`segment_variance_corrected`] / [`segment_std_corrected`] | `[N, ...]` | NaN (also below `correction + 1` rows) | composite; 0 where NaN for lack of rows |
+//! | [`Segments::weighted_mean`] / `weighted_variance` / `weighted_std` | `[N, ...]` | NaN (weights total 0) | composite, to data and weights |
+//! | [`segment_topk`] | `[N, k, C]` values and rows | `∓inf`, -1 | to the selected rows |
+//! | [`segment_quantile`] / [`segment_median`] | `[N, ...]` | NaN | to the witness rows |
+//! | [`segment_count_nonzero`], [`segment_any`] / [`segment_all`] | `[N, ...]` Int / Bool | 0, false / true | — |
+//! | [`Segments::masked`] (every op over the eligible entries) | as the op | the identity; NaN for a mean | 0 at masked-out entries |
 //! | [`partition_ids`], [`partition_sum`], [`partition_mean`], [`partition_max`], [`partition_min`], [`partition_softmax`] | ids `[E]`; `[P, ...]` | as above | as above |
 //! | [`spmm`] (fused `Σ w · x[senders]` into receivers, per head) | `[N, D]` | 0 | `spmm` along reversed edges; `sddmm` for `w` |
 //! | [`sddmm`] (per-edge, per-head dot products) | `[E, H]` | — | `spmm` into each side |
