@@ -171,6 +171,14 @@ impl<'a, T> Rows<'a, T> {
         &self.data[start..start + self.width]
     }
 
+    /// Rows `range` as one contiguous slice, if the rows are contiguous (`stride == width`):
+    /// a loop over `chunks_exact(width)` of it checks no bounds per row.
+    #[inline(always)]
+    pub(crate) fn span(&self, range: Range<usize>) -> Option<&'a [T]> {
+        (self.stride == self.width)
+            .then(|| &self.data[range.start * self.width..range.end * self.width])
+    }
+
     /// Values `cols` of row `r` (one bounds check, where `row(r)[cols]` takes two).
     #[inline(always)]
     pub(crate) fn cols(&self, r: usize, cols: Range<usize>) -> &'a [T] {

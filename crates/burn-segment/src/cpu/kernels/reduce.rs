@@ -32,6 +32,13 @@ pub fn reduce_sum<T: Elem>(simd: Simd, alloc: Alloc, rows: Rows<T>, plan: &CsrPl
 /// Folds the rows at CSR positions `slots` into `acc` by addition, in row order.
 #[inline(always)]
 fn add_slots<T: Elem>(rows: Rows<T>, plan: &CsrPlan, slots: Range<usize>, acc: &mut [T]) {
+    // Sorted ids over contiguous rows: the slots are the rows themselves, one span.
+    if let Some(span) = rows.span(slots.clone()).filter(|_| plan.is_sorted()) {
+        for x in span.chunks_exact(rows.width()) {
+            acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
+        }
+        return;
+    }
     plan.for_slots_prefetch(slots, rows, |r| {
         acc.iter_mut()
             .zip(rows.row(r))
