@@ -562,10 +562,10 @@ fn fixed_softmax_aggregation_equals_the_module_and_parses() {
     assert!("softmax:x".parse::<Aggregation>().is_err());
     assert!("powermean:-1".parse::<Aggregation>().is_err());
     assert!(
-        "median"
+        "mode"
             .parse::<Aggregation>()
             .unwrap_err()
             .to_string()
-            .contains("unknown aggregation `median`")
+            .contains("unknown aggregation `mode`")
     );
 }
