@@ -102,7 +102,7 @@ pub(crate) fn quantile<const D: usize, S: Segments + ?Sized>(
     out_dims[0] = n;
     let device = data.device();
     if e == 0 || n == 0 || d == 0 {
-        return Ok(Tensor::full(out_dims, f64::NAN, (&device, data.dtype())));
+        return Ok(crate::statistics::nan_tensor(out_dims, &data));
     }
     let ids: Vec<i64> = g.segment_ids().into_data().iter::<i64>().collect();
     let plan = CsrPlan::new(&ids, n);

@@ -4,7 +4,7 @@
 //! the core ops (sums, counts, gathers), so every backend runs them through its kernels and
 //! `Autodiff` differentiates them.
 
-use burn::tensor::{Bool, Int, Tensor};
+use burn::tensor::{Bool, Int, Tensor, TensorData};
 
 use crate::api::SegmentKind;
 use crate::segments::per_segment;
@@ -163,6 +163,11 @@ pub(crate) fn weighted_statistic<const D: usize, S: Segments + ?Sized>(
     (w, total): (Tensor<D>, Tensor<D>),
     correction: Option<usize>,
 ) -> Tensor<D> {
+    if data.dims().contains(&0) {
+        // No weight anywhere: NaN, without elementwise kernels on empty tensors (on wgpu they
+        // corrupted later results).
+        return nan_tensor(total.dims(), &total);
+    }
     let none = total.clone().equal_elem(0.0);
     let mean = g.sum(data.clone() * w.clone()) / total.clone().mask_fill(none.clone(), 1.0);
     let Some(correction) = correction else {
@@ -180,9 +185,14 @@ fn row_weighting<const D: usize, S: Segments + ?Sized>(
     data: &Tensor<D>,
     weights: &SegmentWeights,
 ) -> (Tensor<D>, Tensor<D>) {
-    let w = row_weights(weights, data);
     let mut dims = data.dims();
     dims[0] = g.num_segments();
+    if data.dims().contains(&0) {
+        // Nothing to weigh (and no kernel on an empty tensor; see `weighted_statistic`).
+        let zeros = |dims| Tensor::zeros(dims, (&data.device(), data.dtype()));
+        return (zeros(data.dims()), zeros(dims));
+    }
+    let w = row_weights(weights, data);
     let mut rows = [1; D];
     rows[0] = dims[0];
     let per_row = weights.weights().clone().cast(data.dtype());
@@ -208,4 +218,14 @@ pub(crate) fn weighted_variance<const D: usize, S: Segments + ?Sized>(
 ) -> Tensor<D> {
     let weighting = row_weighting(g, &data, weights);
     weighted_statistic(g, data, weighting, Some(correction))
+}
+
+/// A tensor of NaN in `like`'s dtype and on its device, uploaded rather than filled: a NaN
+/// fill constant came out as 0 on wgpu (lavapipe) after some kernels, in the masked suite.
+pub(crate) fn nan_tensor<const D: usize>(dims: [usize; D], like: &Tensor<D>) -> Tensor<D> {
+    let values = vec![f32::NAN; dims.iter().product()];
+    Tensor::from_data(
+        TensorData::new(values, dims),
+        (&like.device(), like.dtype()),
+    )
 }
