@@ -251,8 +251,8 @@ impl Aggregation {
     pub fn aggregate_with<S: Segments>(&self, messages: Tensor<2>, index: &S) -> Tensor<2> {
         let [rows, d] = messages.dims();
         let num_nodes = index.num_segments();
-        if rows == 0 || d == 0 {
-            // No messages (or no features): every aggregation gives 0.
+        if rows == 0 || d == 0 || self.width() == 0 {
+            // No messages (or no features, or `sort:0`): every aggregation gives 0.
             return Tensor::zeros(
                 [num_nodes, d * self.width()],
                 (&messages.device(), messages.dtype()),

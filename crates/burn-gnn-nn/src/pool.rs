@@ -4,6 +4,7 @@ use burn::tensor::Tensor;
 use burn_gnn_graph::GraphsTuple;
 use burn_segment::Segments;
 
+use crate::Aggregation;
 use crate::aggregation::sum_with;
 
 /// Sum of each graph's node rows (PyG's `global_add_pool`); 0 for graphs without nodes.
@@ -48,18 +49,6 @@ pub fn global_max_pool(x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
 /// # Shapes
 /// `x: [sum_n_node, C]` -> `[n_graph, k · C]`.
 pub fn global_sort_pool(x: Tensor<2>, graph: &GraphsTuple, k: usize) -> Tensor<2> {
-    let ([n, c], b) = (x.dims(), graph.n_graph());
-    if n == 0 || c == 0 || b == 0 || k == 0 {
-        return Tensor::zeros([b, k * c], (&x.device(), x.dtype()));
-    }
-    let last = x.clone().slice([0..n, c - 1..c]);
-    let (_, rows) = graph.node_graph_plan().topk(last, k, true); // [b, k, 1]
-    let rows = rows.reshape([b * k]);
-    let missing = rows
-        .clone()
-        .equal_elem(-1)
-        .unsqueeze_dim::<2>(1)
-        .expand([b * k, c]);
-    let picked = burn_gnn_graph::gather_rows(x, rows.clamp_min(0));
-    picked.mask_fill(missing, 0.0).reshape([b, k * c])
+    // The same selection as the `sort:K` aggregation, over each graph's nodes.
+    Aggregation::Sort(k).aggregate_with(x, graph.node_graph_plan())
 }
