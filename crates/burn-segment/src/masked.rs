@@ -10,7 +10,7 @@
 
 use burn::tensor::{Bool, Int, Tensor};
 
-use crate::statistics::{row_weights, weighted_statistic};
+use crate::statistics::{moment, row_weights};
 use crate::{SegmentWeights, Segments};
 
 /// Segment ids with a mask: the ops of [`Segments`] over the eligible entries only. Built by
@@ -91,8 +91,7 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     /// Mean of the eligible entries; NaN where there are none (0 rows to divide by).
     pub fn mean<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
         let counts = self.counts(&data);
-        let none = counts.clone().equal_elem(0.0);
-        (self.sum(data) / counts.clamp_min(1.0)).mask_fill(none, f64::NAN)
+        moment(self.index, self.filled(data, 0.0), (None, counts), None)
     }
 
     /// Maximum of the eligible entries (NaN wins); `-inf` where there are none.
@@ -185,13 +184,20 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         data: Tensor<D>,
         correction: usize,
     ) -> Tensor<D> {
+        if is_empty(&data) {
+            return self.index.variance_corrected(data, correction);
+        }
+        // The eligible entries weigh 1, the others 0 (their values filled, so a NaN there
+        // stays out).
+        let w = self.eligible(&data).float().cast(data.dtype());
         let counts = self.counts(&data);
-        let mean = self.sum(data.clone()) / counts.clone().clamp_min(1.0);
-        let deviations = self.filled(data - self.index.gather(mean), 0.0);
-        let squares = self.index.sum(deviations.powi_scalar(2));
-        let dof = counts - correction as f64;
-        let short = dof.clone().lower_equal_elem(0.0);
-        (squares / dof.clamp_min(1.0)).mask_fill(short, f64::NAN)
+        let weighting = (Some(w), counts);
+        moment(
+            self.index,
+            self.filled(data, 0.0),
+            weighting,
+            Some(correction),
+        )
     }
 
     /// Weighted mean of the eligible entries (see
@@ -233,7 +239,7 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         let total = self.index.sum(w.clone());
         // Masked-out values filled too: a NaN times its weight of 0 is still NaN.
         let data = self.filled(data, 0.0);
-        weighted_statistic(self.index, data, (w, total), correction)
+        moment(self.index, data, (Some(w), total), correction)
     }
 
     /// The square root of [`variance_corrected`](Self::variance_corrected).

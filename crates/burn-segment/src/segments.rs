@@ -407,7 +407,7 @@ impl Segments for SegmentPlan {
 }
 
 /// `[num_segments]` -> `[num_segments, 1, ..]`, broadcastable against `[num_segments, ...]`.
-pub(crate) fn per_segment<const D: usize>(t: Tensor<1>, like: &Tensor<D>) -> Tensor<D> {
+fn per_segment<const D: usize>(t: Tensor<1>, like: &Tensor<D>) -> Tensor<D> {
     let mut dims = [1; D];
     dims[0] = t.dims()[0];
     t.cast(like.dtype()).reshape(dims).expand(like.dims())

@@ -7,7 +7,6 @@
 use burn::tensor::{Bool, Int, Tensor, TensorData};
 
 use crate::api::SegmentKind;
-use crate::segments::per_segment;
 use crate::{SegmentIds, SegmentWeights, Segments};
 
 /// Variance of each segment's rows with `correction` subtracted from the count (0: population,
@@ -112,15 +111,8 @@ pub(crate) fn variance_corrected<const D: usize, S: Segments + ?Sized>(
     data: Tensor<D>,
     correction: usize,
 ) -> Tensor<D> {
-    let sum = g.sum(data.clone());
-    let counts = per_segment(g.count().float(), &sum);
-    let mean = sum / counts.clone().clamp_min(1.0);
-    let squares = g.sum((data - g.gather(mean)).powi_scalar(2));
-    let dof = counts - correction as f64;
-    // Divided by at least 1 and then masked, so a short segment's rows get a zero gradient
-    // (`mask_fill` passes none) rather than the NaN of a division by zero.
-    let short = dof.clone().lower_equal_elem(0.0);
-    (squares / dof.clamp_min(1.0)).mask_fill(short, f64::NAN)
+    let counts = per_output(g.count().float(), &data);
+    moment(g, data, (None, counts), Some(correction))
 }
 
 /// [`segment_count_nonzero`] over `g`.
@@ -153,14 +145,15 @@ pub(crate) fn row_weights<const D: usize>(weights: &SegmentWeights, like: &Tenso
     w.clone().cast(like.dtype()).reshape(dims)
 }
 
-/// The weighted mean (with `correction`: the weighted variance) over `g`, from the weight of
-/// every entry, `w` (broadcast to the data), and the total weight of every output entry,
-/// `total` (`[N, ...]`): NaN where the total is 0 (at most `correction`). Divided by 1 there
-/// before the NaN is put in, so that no gradient meets a division by zero.
-pub(crate) fn weighted_statistic<const D: usize, S: Segments + ?Sized>(
+/// The mean (with `correction`: the variance) over `g` of `data` weighted by `w` (broadcast to
+/// the data; `None`: every entry weighs 1), with `total` the weight of every output entry
+/// (`[N, ...]`): NaN where the total is 0 (at most `correction`). Divided by 1 there before the
+/// NaN is put in, so that no gradient meets a division by zero. The corrected, weighted and
+/// masked statistics all come here.
+pub(crate) fn moment<const D: usize, S: Segments + ?Sized>(
     g: &S,
     data: Tensor<D>,
-    (w, total): (Tensor<D>, Tensor<D>),
+    (w, total): (Option<Tensor<D>>, Tensor<D>),
     correction: Option<usize>,
 ) -> Tensor<D> {
     if data.dims().contains(&0) {
@@ -168,12 +161,16 @@ pub(crate) fn weighted_statistic<const D: usize, S: Segments + ?Sized>(
         // corrupted later results).
         return nan_tensor(total.dims(), &total);
     }
+    let weigh = |t: Tensor<D>| match &w {
+        Some(w) => t * w.clone(),
+        None => t,
+    };
     let none = total.clone().equal_elem(0.0);
-    let mean = g.sum(data.clone() * w.clone()) / total.clone().mask_fill(none.clone(), 1.0);
+    let mean = g.sum(weigh(data.clone())) / total.clone().mask_fill(none.clone(), 1.0);
     let Some(correction) = correction else {
         return mean.mask_fill(none, f64::NAN);
     };
-    let squares = g.sum((data - g.gather(mean)).powi_scalar(2) * w);
+    let squares = g.sum(weigh((data - g.gather(mean)).powi_scalar(2)));
     let dof = total - correction as f64;
     let short = dof.clone().lower_equal_elem(0.0);
     (squares / dof.mask_fill(short.clone(), 1.0)).mask_fill(short, f64::NAN)
@@ -184,19 +181,15 @@ fn row_weighting<const D: usize, S: Segments + ?Sized>(
     g: &S,
     data: &Tensor<D>,
     weights: &SegmentWeights,
-) -> (Tensor<D>, Tensor<D>) {
-    let mut dims = data.dims();
-    dims[0] = g.num_segments();
+) -> (Option<Tensor<D>>, Tensor<D>) {
     if data.dims().contains(&0) {
-        // Nothing to weigh (and no kernel on an empty tensor; see `weighted_statistic`).
-        let zeros = |dims| Tensor::zeros(dims, (&data.device(), data.dtype()));
-        return (zeros(data.dims()), zeros(dims));
+        // Nothing to weigh (and no kernel on an empty tensor; see `moment`).
+        let mut dims = data.dims();
+        dims[0] = g.num_segments();
+        return (None, Tensor::zeros(dims, (&data.device(), data.dtype())));
     }
-    let w = row_weights(weights, data);
-    let mut rows = [1; D];
-    rows[0] = dims[0];
-    let per_row = weights.weights().clone().cast(data.dtype());
-    (w, g.sum(per_row).reshape(rows).expand(dims))
+    let total = per_output(g.sum(weights.weights().clone().cast(data.dtype())), data);
+    (Some(row_weights(weights, data)), total)
 }
 
 /// [`Segments::weighted_mean`] over `g`.
@@ -206,7 +199,7 @@ pub(crate) fn weighted_mean<const D: usize, S: Segments + ?Sized>(
     weights: &SegmentWeights,
 ) -> Tensor<D> {
     let weighting = row_weighting(g, &data, weights);
-    weighted_statistic(g, data, weighting, None)
+    moment(g, data, weighting, None)
 }
 
 /// [`Segments::weighted_variance`] over `g`.
@@ -217,7 +210,7 @@ pub(crate) fn weighted_variance<const D: usize, S: Segments + ?Sized>(
     correction: usize,
 ) -> Tensor<D> {
     let weighting = row_weighting(g, &data, weights);
-    weighted_statistic(g, data, weighting, Some(correction))
+    moment(g, data, weighting, Some(correction))
 }
 
 /// A tensor of NaN in `like`'s dtype and on its device, uploaded rather than filled: a NaN
@@ -228,4 +221,14 @@ pub(crate) fn nan_tensor<const D: usize>(dims: [usize; D], like: &Tensor<D>) -> 
         TensorData::new(values, dims),
         (&like.device(), like.dtype()),
     )
+}
+
+/// One value per segment (`[N]`) broadcast to the shape of a reduction of `data` (`[N, ...]`),
+/// in `data`'s dtype.
+fn per_output<const D: usize>(t: Tensor<1>, data: &Tensor<D>) -> Tensor<D> {
+    let mut dims = data.dims();
+    dims[0] = t.dims()[0];
+    let mut rows = [1; D];
+    rows[0] = dims[0];
+    t.cast(data.dtype()).reshape(rows).expand(dims)
 }
