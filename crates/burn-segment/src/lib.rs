@@ -150,6 +150,7 @@ pub mod cpu;
 mod cube;
 mod fused;
 mod masked;
+pub mod pairwise;
 mod partition;
 mod plan;
 mod quantile;

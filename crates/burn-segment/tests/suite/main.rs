@@ -6,6 +6,7 @@ mod fused;
 mod gradients;
 mod large;
 mod masked;
+mod pairwise;
 mod planned;
 mod properties;
 mod strategies;

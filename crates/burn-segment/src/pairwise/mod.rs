@@ -1,0 +1,382 @@
+//! Streamed reductions over every pair of rows of two matrices, with pair masks: kNN and radius
+//! queries, pairwise statistics and attention of every row to every other, without ever holding
+//! the `[N, M]` matrix. This layer knows nothing of graphs.
+//!
+//! A [`Pairwise`] expression is `x: [N, D]` against `y: [M, D]` (or `x` with itself) under a
+//! [`PairMetric`], optionally restricted by a [`PairMask`]; its consumers reduce along `M`, one
+//! result per row of `x` (call [`Pairwise::transpose`] to reduce along `N`):
+//!
+//! | consumer | output | row with nothing eligible | gradient |
+//! |---|---|---|---|
+//! | [`sum`](Pairwise::sum) | `[N]` | 0 | to `x`, `y` |
+//! | [`mean`](Pairwise::mean) | `[N]` | NaN | to `x`, `y` (0 where NaN) |
+//! | [`count`](Pairwise::count) | `[N]` Int | 0 | — |
+//! | [`logsumexp`](Pairwise::logsumexp) | `[N]` | `-inf` | softmax-weighted |
+//! | [`softmax_matmul`](Pairwise::softmax_matmul) | `[N, C]` | 0 | to `x`, `y`, `v` |
+//! | [`min`](Pairwise::min) / [`max`](Pairwise::max) | `[N]`, `[N]` Int | `±inf`, -1 | to the selected pair |
+//! | [`amin`](Pairwise::amin) / [`amax`](Pairwise::amax) | `[N]` | `±inf` | to the selected pair |
+//! | [`topk`](Pairwise::topk) | `[N, k]`, `[N, k]` Int | `∓inf`, -1 past the eligible rows | to the selected pairs |
+//!
+//! - **Ties and NaN.** Selections go to the smaller row index on ties; NaN orders above every
+//!   number, so `max` and `topk(largest)` return a NaN pair first, `min` and `topk(smallest)`
+//!   last; `amin` / `amax` propagate NaN (a row holding one returns NaN).
+//! - **Memory.** Peak memory is `O((N + M)(D + C + k))` plus a tile of at most
+//!   [`composite::TILE_ELEMENTS`] elements (recomputed in the backward pass, never stored).
+//! - **Where it runs.** Sums, means, counts, logsumexp and `softmax_matmul` run on the inputs'
+//!   device, tiled (the composite of [`PairwiseBackend`]), with a hand-written backward;
+//!   selections (`min`, `max`, `amin`, `amax`, `topk`) choose their pairs on the host (f64
+//!   scores; one read of the inputs, a sync on a GPU) and recompute the chosen scores on the
+//!   device, so gradients reach exactly the selected pairs. A `within(r)` mask is evaluated in
+//!   the data's precision on the device and in f64 on the host: a pair at `r` to the last bit
+//!   may be treated differently by the two.
+
+mod backend;
+pub mod composite;
+mod mask;
+pub mod reference;
+mod select;
+
+use burn::tensor::{Int, Tensor, TensorData};
+
+pub use backend::{PairScore, PairSpec, PairWeight, PairwiseBackend};
+pub use mask::PairMask;
+use select::Selection;
+
+use burn::backend::Dispatch;
+
+/// How two rows are compared.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, burn::serde::Serialize, burn::serde::Deserialize,
+)]
+#[serde(crate = "burn::serde")]
+pub enum PairMetric {
+    /// `Σ_d (x_d - y_d)²`.
+    SqEuclidean,
+    /// `sqrt(Σ_d (x_d - y_d)²)` (its gradient is 0 where the distance is 0).
+    Euclidean,
+    /// `x · y`.
+    Dot,
+    /// `x · y / (max(|x|, ε) max(|y|, ε))` with `ε = 1e-8`, as `torch.cosine_similarity`.
+    Cosine,
+}
+
+/// What can be wrong with a pairwise expression.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PairwiseError {
+    /// `x` and `y` have rows of different widths.
+    #[error("x has rows of width {x} but y of width {y}")]
+    WidthMismatch {
+        /// Width of `x`.
+        x: usize,
+        /// Width of `y`.
+        y: usize,
+    },
+    /// A label tensor has the wrong length.
+    #[error("labels_{side} has {got} entries for {expected} rows")]
+    LabelLength {
+        /// `"x"` or `"y"`.
+        side: &'static str,
+        /// Rows of that side.
+        expected: usize,
+        /// Entries given.
+        got: usize,
+    },
+    /// A group mask was given before [`Pairwise::groups`].
+    #[error("a same_group / different_group mask needs labels: call Pairwise::groups first")]
+    MissingGroups,
+    /// The values of `softmax_matmul` do not have one row per row of `y`.
+    #[error("v has {got} rows, y has {expected}")]
+    ValueRows {
+        /// Rows of `y`.
+        expected: usize,
+        /// Rows of `v`.
+        got: usize,
+    },
+}
+
+/// A lazy pairwise expression: rows of `x: [N, D]` against rows of `y: [M, D]` under a metric
+/// and an optional mask. Nothing is computed until a consumer is called.
+///
+/// ```
+/// use burn::tensor::{Device, Tensor};
+/// use burn_segment::pairwise::{PairMask, PairMetric, Pairwise};
+/// let device = Device::flex();
+/// let points = Tensor::<2>::from_floats([[0.0, 0.0], [1.0, 0.0], [5.0, 0.0]], &device);
+/// let near = Pairwise::self_pairs(points, PairMetric::Euclidean).exclude_self();
+/// let (dist, nearest) = near.min();
+/// assert_eq!(nearest.into_data().iter::<i64>().collect::<Vec<_>>(), [1, 0, 1]);
+/// assert_eq!(dist.into_data().iter::<f32>().collect::<Vec<_>>(), [1.0, 1.0, 4.0]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Pairwise {
+    x: Tensor<2>,
+    y: Tensor<2>,
+    metric: PairMetric,
+    labels: Option<(Tensor<1, Int>, Tensor<1, Int>)>,
+    mask: Option<PairMask>,
+}
+
+impl Pairwise {
+    /// The rows of `x` against the rows of `y`.
+    ///
+    /// # Errors
+    /// [`PairwiseError::WidthMismatch`] when the widths differ.
+    pub fn new(x: Tensor<2>, y: Tensor<2>, metric: PairMetric) -> Result<Self, PairwiseError> {
+        let ([_, dx], [_, dy]) = (x.dims(), y.dims());
+        if dx != dy {
+            return Err(PairwiseError::WidthMismatch { x: dx, y: dy });
+        }
+        Ok(Self {
+            x,
+            y,
+            metric,
+            labels: None,
+            mask: None,
+        })
+    }
+
+    /// The rows of `x` against themselves.
+    pub fn self_pairs(x: Tensor<2>, metric: PairMetric) -> Self {
+        Self::new(x.clone(), x, metric).expect("same width")
+    }
+
+    /// The labels the group masks compare (`[N]` and `[M]`, e.g. each node's graph in a batch).
+    ///
+    /// # Errors
+    /// [`PairwiseError::LabelLength`] when a length differs from its side's rows.
+    pub fn groups(
+        mut self,
+        labels_x: Tensor<1, Int>,
+        labels_y: Tensor<1, Int>,
+    ) -> Result<Self, PairwiseError> {
+        for (side, labels, rows) in [("x", &labels_x, &self.x), ("y", &labels_y, &self.y)] {
+            let (got, expected) = (labels.dims()[0], rows.dims()[0]);
+            if got != expected {
+                return Err(PairwiseError::LabelLength {
+                    side,
+                    expected,
+                    got,
+                });
+            }
+        }
+        let labels_y = labels_y.cast(labels_x.dtype());
+        self.labels = Some((labels_x, labels_y));
+        Ok(self)
+    }
+
+    /// Restricts the expression to the pairs `mask` admits (and any mask given before).
+    ///
+    /// # Errors
+    /// [`PairwiseError::MissingGroups`] when `mask` compares labels and none were given.
+    pub fn mask(mut self, mask: PairMask) -> Result<Self, PairwiseError> {
+        if mask.uses_groups() && self.labels.is_none() {
+            return Err(PairwiseError::MissingGroups);
+        }
+        self.mask = Some(match self.mask.take() {
+            Some(before) => before & mask,
+            None => mask,
+        });
+        Ok(self)
+    }
+
+    /// Removes the pairs `i == j` (a row and itself, for [`self_pairs`](Self::self_pairs)).
+    pub fn exclude_self(self) -> Self {
+        self.mask(!PairMask::diagonal()).expect("no labels needed")
+    }
+
+    /// The expression with the roles of `x` and `y` swapped: its consumers reduce along `N`,
+    /// one result per row of `y`.
+    pub fn transpose(self) -> Self {
+        Self {
+            x: self.y,
+            y: self.x,
+            metric: self.metric,
+            labels: self.labels.map(|(a, b)| (b, a)),
+            mask: self.mask.map(|m| m.transpose()),
+        }
+    }
+
+    /// The number of rows of `x` and of `y`.
+    pub fn dims(&self) -> (usize, usize) {
+        (self.x.dims()[0], self.y.dims()[0])
+    }
+
+    /// The inputs as the kernels see them (cosine: normalised rows and a dot product), the
+    /// spec and the labels.
+    fn prepared(&self) -> (Tensor<2>, Tensor<2>, PairSpec, [Tensor<1, Int>; 2]) {
+        let (x, y, score) = match self.metric {
+            PairMetric::SqEuclidean => (self.x.clone(), self.y.clone(), PairScore::SqEuclidean),
+            PairMetric::Euclidean => (self.x.clone(), self.y.clone(), PairScore::Euclidean),
+            PairMetric::Dot => (self.x.clone(), self.y.clone(), PairScore::Dot),
+            PairMetric::Cosine => (unit_rows(&self.x), unit_rows(&self.y), PairScore::Dot),
+        };
+        let spec = PairSpec {
+            score,
+            mask: self.mask.clone(),
+        };
+        let labels = match &self.labels {
+            Some((a, b)) => [a.clone(), b.clone()],
+            None => {
+                let (n, m) = self.dims();
+                let device = self.x.device();
+                [Tensor::zeros([n], &device), Tensor::zeros([m], &device)]
+            }
+        };
+        (x, y, spec, labels)
+    }
+
+    /// `[N, C + 1]` of [`PairwiseBackend::pairwise_matmul`] with `v` (ones when `None`).
+    fn matmul(&self, v: Option<Tensor<2>>, weight: PairWeight) -> Tensor<2> {
+        let (x, y, spec, [lx, ly]) = self.prepared();
+        let v = v.unwrap_or_else(|| Tensor::ones([self.dims().1, 1], &x.device()));
+        Tensor::from_dispatch(Dispatch::pairwise_matmul(
+            x.into_dispatch(),
+            y.into_dispatch(),
+            v.into_dispatch(),
+            lx.into_dispatch(),
+            ly.into_dispatch(),
+            spec,
+            weight,
+        ))
+    }
+
+    /// The last column of a `matmul` output: the weight's statistic per row.
+    fn statistic(&self, weight: PairWeight) -> Tensor<1> {
+        let out = self.matmul(None, weight);
+        let [n, c] = out.dims();
+        out.slice([0..n, c - 1..c]).reshape([n])
+    }
+
+    /// `Σ_j s_ij` over each row's eligible pairs, `[N]`.
+    pub fn sum(&self) -> Tensor<1> {
+        self.statistic(PairWeight::Score)
+    }
+
+    /// The number of eligible pairs of each row, `[N]` Int (exact below 2²⁴ pairs per row).
+    pub fn count(&self) -> Tensor<1, Int> {
+        self.statistic(PairWeight::One).detach().int()
+    }
+
+    /// The mean score over each row's eligible pairs, `[N]` (NaN where there are none).
+    pub fn mean(&self) -> Tensor<1> {
+        let count = self.statistic(PairWeight::One).detach();
+        let empty = count.clone().equal_elem(0.0);
+        let mean = self.sum() / count.clamp_min(1.0);
+        mean.mask_fill(empty, f32::NAN)
+    }
+
+    /// `log Σ_j exp(s_ij)` over each row's eligible pairs, `[N]` (`-inf` where there are none).
+    pub fn logsumexp(&self) -> Tensor<1> {
+        self.statistic(PairWeight::Softmax)
+    }
+
+    /// `Σ_j softmax_j(s_ij) v_j` over each row's eligible pairs: attention with the scores as
+    /// logits, `v: [M, C] -> [N, C]` (0 where nothing is eligible, with zero gradient).
+    ///
+    /// # Errors
+    /// [`PairwiseError::ValueRows`] when `v` does not have `M` rows.
+    pub fn softmax_matmul(&self, v: Tensor<2>) -> Result<Tensor<2>, PairwiseError> {
+        let ([got, c], m) = (v.dims(), self.dims().1);
+        if got != m {
+            return Err(PairwiseError::ValueRows { expected: m, got });
+        }
+        let out = self.matmul(Some(v), PairWeight::Softmax);
+        let n = out.dims()[0];
+        Ok(out.slice([0..n, 0..c]))
+    }
+
+    /// The `k` largest (or smallest) scores of each row and their columns, `[N, k]` each: ties
+    /// to the smaller column, NaN above every number, `∓inf` and -1 past the eligible pairs.
+    pub fn topk(&self, k: usize, largest: bool) -> (Tensor<2>, Tensor<2, Int>) {
+        self.selected(Selection {
+            k,
+            largest,
+            nan_wins: false,
+        })
+    }
+
+    /// The smallest score of each row and its column (NaN only if every eligible pair is).
+    pub fn min(&self) -> (Tensor<1>, Tensor<1, Int>) {
+        self.first(false, false)
+    }
+
+    /// The largest score of each row and its column (NaN if any eligible pair is).
+    pub fn max(&self) -> (Tensor<1>, Tensor<1, Int>) {
+        self.first(true, false)
+    }
+
+    /// The smallest score of each row, NaN if any eligible pair is NaN.
+    pub fn amin(&self) -> Tensor<1> {
+        self.first(false, true).0
+    }
+
+    /// The largest score of each row, NaN if any eligible pair is NaN.
+    pub fn amax(&self) -> Tensor<1> {
+        self.first(true, false).0
+    }
+
+    fn first(&self, largest: bool, nan_wins: bool) -> (Tensor<1>, Tensor<1, Int>) {
+        let n = self.dims().0;
+        let (values, columns) = self.selected(Selection {
+            k: 1,
+            largest,
+            nan_wins,
+        });
+        (values.reshape([n]), columns.reshape([n]))
+    }
+
+    /// The pairs chosen on the host, their scores recomputed on the device.
+    fn selected(&self, sel: Selection) -> (Tensor<2>, Tensor<2, Int>) {
+        let (x, y, spec, [lx, ly]) = self.prepared();
+        let ([n, d], m) = (x.dims(), self.dims().1);
+        let device = x.device();
+        let fill = if sel.largest {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
+        let dtype = lx.dtype();
+        if n == 0 || sel.k == 0 || m == 0 {
+            let values = Tensor::full([n, sel.k], fill, (&device, x.dtype()));
+            return (values, Tensor::full([n, sel.k], -1, (&device, dtype)));
+        }
+        let host = |t: &Tensor<2>| -> Vec<f64> { t.clone().detach().into_data().iter::<f64>().collect() };
+        let labels = |t: Tensor<1, Int>| -> Vec<i64> { t.into_data().iter::<i64>().collect() };
+        let (hx, hy) = (host(&x), host(&y));
+        let (hlx, hly) = (labels(lx), labels(ly));
+        let columns = select::select(&hx, &hy, d, (&hlx, &hly), &spec, sel);
+        let columns = Tensor::<2, Int>::from_data(
+            TensorData::new(columns, [n, sel.k]),
+            (&device, dtype),
+        );
+        let values = scores_at(&x, &y, &columns, spec.score);
+        (values.mask_fill(columns.clone().equal_elem(-1), fill), columns)
+    }
+}
+
+/// Rows scaled to unit length (`max(|x|, 1e-8)`), as cosine similarity normalises.
+fn unit_rows(x: &Tensor<2>) -> Tensor<2> {
+    let norm = x.clone().square().sum_dim(1).sqrt().clamp_min(1e-8);
+    x.clone() / norm
+}
+
+/// `score(x_i, y_{columns[i, r]})`, `[N, k]`, differentiable (clamped columns where -1).
+fn scores_at(x: &Tensor<2>, y: &Tensor<2>, columns: &Tensor<2, Int>, score: PairScore) -> Tensor<2> {
+    let ([n, d], [_, k]) = (x.dims(), columns.dims());
+    let picked = y.clone().select(0, columns.clone().clamp_min(0).reshape([n * k]));
+    let queries = x.clone().reshape([n, 1, d]).expand([n, k, d]).reshape([n * k, d]);
+    let s = match score {
+        PairScore::Dot => (queries * picked).sum_dim(1),
+        PairScore::SqEuclidean | PairScore::Euclidean => {
+            let sq = (queries - picked).square().sum_dim(1);
+            if score == PairScore::Euclidean {
+                // sqrt with a zero gradient at distance 0 (e.g. a point and itself).
+                let zero = sq.clone().equal_elem(0.0);
+                sq.clamp_min(f32::MIN_POSITIVE).sqrt().mask_fill(zero, 0.0)
+            } else {
+                sq
+            }
+        }
+    };
+    s.reshape([n, k])
+}

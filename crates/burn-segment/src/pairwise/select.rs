@@ -1,0 +1,89 @@
+//! Top-k over pairs, on the host: one task per query row streams the rows of `y` in order and
+//! keeps a sorted buffer of `k` (ties stay with the earlier row), so any thread count gives the
+//! same result. Scores are computed in f64 from the inputs (a sync on a GPU backend).
+
+use rayon::prelude::*;
+
+use super::{PairScore, PairSpec};
+
+/// What [`select`] keeps per row.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Selection {
+    /// How many rows per query.
+    pub k: usize,
+    /// The largest scores first (else the smallest).
+    pub largest: bool,
+    /// A NaN score wins outright (`amin`): the first NaN is returned alone.
+    pub nan_wins: bool,
+}
+
+/// Whether `a` ranks strictly before `b`: NaN above every number.
+fn before(a: f64, b: f64, largest: bool) -> bool {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => false,
+        (true, false) => largest,
+        (false, true) => !largest,
+        (false, false) => {
+            if largest {
+                a > b
+            } else {
+                a < b
+            }
+        }
+    }
+}
+
+/// The score of two rows, in f64.
+pub(crate) fn score(a: &[f64], b: &[f64], score: PairScore) -> f64 {
+    match score {
+        PairScore::Dot => a.iter().zip(b).map(|(p, q)| p * q).sum(),
+        PairScore::SqEuclidean => a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum(),
+        PairScore::Euclidean => a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum::<f64>().sqrt(),
+    }
+}
+
+/// The rows of `y` selected for each row of `x` (`[N, k]`, -1 past the eligible rows).
+pub(crate) fn select(
+    x: &[f64],
+    y: &[f64],
+    d: usize,
+    labels: (&[i64], &[i64]),
+    spec: &PairSpec,
+    sel: Selection,
+) -> Vec<i64> {
+    let n = if d == 0 { labels.0.len() } else { x.len() / d };
+    let m = labels.1.len();
+    let mut out = vec![-1i64; n * sel.k];
+    if sel.k == 0 {
+        return out;
+    }
+    out.par_chunks_mut(sel.k)
+        .enumerate()
+        .for_each_init(Vec::new, |best: &mut Vec<(f64, usize)>, (i, slots)| {
+            best.clear();
+            let xi = &x[i * d..(i + 1) * d];
+            for j in 0..m {
+                let s = score(xi, &y[j * d..(j + 1) * d], spec.score);
+                if let Some(mask) = &spec.mask
+                    && !mask.eligible(i, j, labels.0[i], labels.1[j], s)
+                {
+                    continue;
+                }
+                if sel.nan_wins && s.is_nan() {
+                    best.clear();
+                    best.push((s, j));
+                    break;
+                }
+                if best.len() == sel.k && !before(s, best[sel.k - 1].0, sel.largest) {
+                    continue;
+                }
+                let at = best.partition_point(|&(b, _)| !before(s, b, sel.largest));
+                best.insert(at, (s, j));
+                best.truncate(sel.k);
+            }
+            for (slot, &(_, j)) in slots.iter_mut().zip(best.iter()) {
+                *slot = j as i64;
+            }
+        });
+    out
+}
