@@ -44,6 +44,7 @@ mod petgraph_conv;
 mod plans;
 mod reorder;
 mod sparse;
+mod spatial;
 mod transform;
 
 pub use batch::batch;
@@ -62,6 +63,7 @@ pub use hetero::{
 pub use petgraph_conv::FeatureRow;
 pub use reorder::Permuted;
 pub use sparse::SparseMatrix;
+pub use spatial::{knn, knn_graph, radius, radius_graph};
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};
 
 /// The `petgraph` version the conversions use.

@@ -8,3 +8,4 @@ mod hetero;
 mod plans;
 mod properties;
 mod reorder;
+mod spatial;

@@ -96,6 +96,16 @@ impl PairMask {
         }
     }
 
+    /// Whether every eligible pair has equal labels (the mask is `same_group`, or a conjunction
+    /// with it): a query then only needs the rows of its own group.
+    pub(crate) fn requires_same_group(&self) -> bool {
+        match self {
+            Self::Group { same } => *same,
+            Self::And(a, b) => a.requires_same_group() || b.requires_same_group(),
+            _ => false,
+        }
+    }
+
     /// Whether `(i, j)` with labels `(lx, ly)` and metric value `score` is eligible.
     pub(crate) fn eligible(&self, i: usize, j: usize, lx: i64, ly: i64, score: f64) -> bool {
         match self {

@@ -57,12 +57,21 @@ pub(crate) fn select(
     if sel.k == 0 {
         return out;
     }
+    // Sorted labels under a same-group mask: each query scans its own group's rows only.
+    let grouped = spec.mask.as_ref().is_some_and(|m| m.requires_same_group())
+        && labels.1.windows(2).all(|w| w[0] <= w[1]);
     out.par_chunks_mut(sel.k)
         .enumerate()
         .for_each_init(Vec::new, |best: &mut Vec<(f64, usize)>, (i, slots)| {
             best.clear();
             let xi = &x[i * d..(i + 1) * d];
-            for j in 0..m {
+            let columns = if grouped {
+                let label = labels.0[i];
+                labels.1.partition_point(|&l| l < label)..labels.1.partition_point(|&l| l <= label)
+            } else {
+                0..m
+            };
+            for j in columns {
                 let s = score(xi, &y[j * d..(j + 1) * d], spec.score);
                 if let Some(mask) = &spec.mask
                     && !mask.eligible(i, j, labels.0[i], labels.1[j], s)

@@ -157,6 +157,24 @@ fn several_tiles_of_columns_and_rows_match_the_reference() {
 }
 
 #[test]
+fn sorted_groups_select_within_their_own_rows() {
+    // Sorted labels take the selection's per-group scan; unsorted ones the full scan.
+    for t in public_targets() {
+        let mut c = Case::new(12, 15, 2, 51);
+        c.lx.sort();
+        c.ly.sort();
+        let mask = Some(PairMask::same_group() & PairMask::within(1.0));
+        let (p, r) = (c.pairwise(&t.device, PairMetric::Euclidean, &mask), c.reference(PairMetric::Euclidean, &mask));
+        for largest in [false, true] {
+            let (values, cols) = p.topk(4, largest);
+            let (want_v, want_c) = r.topk(4, largest);
+            assert_eq!(read_int(cols), want_c, "{} sorted groups", t.name);
+            assert_close(&t.name.to_string(), &read(values), &want_v, 1e-5, 1e-5);
+        }
+    }
+}
+
+#[test]
 fn ties_go_to_the_smaller_column_and_nan_orders_high() {
     for t in public_targets() {
         // Query 0 at the origin: rows 1 and 3 at distance 1, rows 0 and 2 at distance 2; row 4 NaN.
