@@ -30,6 +30,7 @@ mod conv;
 mod error;
 mod graph_network;
 mod hetero;
+mod interpolate;
 mod jraph;
 mod link;
 mod message_passing;
@@ -52,6 +53,7 @@ pub use hetero::hgt::{HgtConv, HgtConvConfig};
 pub use hetero::rgcn::{RgcnConv, RgcnConvConfig};
 pub use hetero::sage::{HeteroSage, HeteroSageConfig};
 pub use hetero::{BipartiteConv, HeteroConv, HeteroLayer, HeteroMerge, NodeFeatures};
+pub use interpolate::knn_interpolate;
 pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
 };

@@ -3,6 +3,7 @@
 //! reference test (`tests/suite/`).
 
 mod cheb;
+mod dynamic_edge;
 mod edge_mlp;
 mod gat;
 mod gatv2;
@@ -15,6 +16,7 @@ mod sg;
 mod transformer;
 
 pub use cheb::{ChebConv, ChebConvConfig};
+pub use dynamic_edge::{DynamicEdgeConv, DynamicEdgeConvConfig};
 pub use edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
 pub use gat::{GatConv, GatConvConfig, GatInput};
 pub use gatv2::{GatV2Conv, GatV2ConvConfig};

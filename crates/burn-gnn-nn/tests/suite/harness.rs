@@ -8,7 +8,7 @@ use burn_gnn_graph::gather_rows;
 use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
     Activation, Aggregation, AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets,
-    EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
+    DynamicEdgeConvConfig, EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
     GinConfig, GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution,
     GraphLayerNormConfig, GraphMapFeatures, GraphNetwork, GraphNormConfig, GraphSageConfig,
     InteractionNetwork, JraphGat, JumpingKnowledge, PairNormConfig, PnaConvConfig, SageConvConfig,
@@ -418,6 +418,13 @@ fn second_batch_conforms() {
     conformance(
         "EdgeConv",
         |d| EdgeConvConfig::new(3, 5, 4).init(d).unwrap(),
+        |l, x, g| l.forward(x, g),
+        3,
+        4,
+    );
+    conformance(
+        "DynamicEdgeConv(k=3)",
+        |d| DynamicEdgeConvConfig::new(3, 5, 4, 3).init(d).unwrap(),
         |l, x, g| l.forward(x, g),
         3,
         4,

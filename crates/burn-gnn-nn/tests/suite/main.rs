@@ -12,5 +12,6 @@ mod link;
 mod norms;
 mod paper_layers;
 mod pna;
+mod point_cloud;
 mod pooling;
 mod zoo_layers;

@@ -90,8 +90,14 @@ impl Case {
 
 fn check_all(t: &Target, c: &Case, selections: bool) {
     let v = uniform(c.m * 2, 99);
-    for metric in METRICS {
-        for (name, mask) in masks() {
+    // wgpu (lavapipe) compiles a kernel per new shape: there, each mask meets one metric
+    // (all 8 masks, all 4 metrics) instead of every pair of them.
+    let wgpu = t.name.contains("wgpu");
+    for (mi, metric) in METRICS.into_iter().enumerate() {
+        for (ki, (name, mask)) in masks().into_iter().enumerate() {
+            if wgpu && ki % METRICS.len() != mi {
+                continue;
+            }
             let p = c.pairwise(&t.device, metric, &mask);
             let r = c.reference(metric, &mask);
             let what = |op: &str| format!("{} {metric:?} {name} {op} ({}x{})", t.name, c.n, c.m);
@@ -143,6 +149,9 @@ fn several_tiles_of_columns_and_rows_match_the_reference() {
     for t in public_targets() {
         let c = Case::new(3, 2500, 2, 11);
         check_all(&t, &c, false);
+        if t.name.contains("wgpu") {
+            continue; // the single-tile cases and the 2,500-column case cover its kernels
+        }
         let c = Case::new(150, 1500, 64, 13);
         let v = uniform(c.m * 3, 3);
         for metric in [PairMetric::SqEuclidean, PairMetric::Dot] {
