@@ -9,7 +9,7 @@ use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
     Activation, Aggregation, AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets,
     DynamicEdgeConvConfig, EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
-    GinConfig, GinConvConfig, GineConvConfig, GraphConvConfig, GraphConvolution,
+    GinConfig, GinConv, GinConvConfig, GpsConvConfig, GpsNorm, GineConvConfig, GraphConvConfig, GraphConvolution,
     GraphLayerNormConfig, GraphMapFeatures, GraphNetwork, GraphNormConfig, GraphSageConfig,
     InteractionNetwork, JraphGat, JumpingKnowledge, PairNormConfig, PnaConvConfig, SageConvConfig,
     SgConvConfig, TransformerConvConfig,
@@ -427,6 +427,17 @@ fn second_batch_conforms() {
         |d| DynamicEdgeConvConfig::new(3, 5, 4, 3).init(d).unwrap(),
         |l, x, g| l.forward(x, g),
         3,
+        4,
+    );
+    conformance(
+        "GpsConv(GIN local, 2 heads)",
+        |d| {
+            let gin = GinConvConfig::new(4, 6, 4).init(d);
+            let config = GpsConvConfig::new(4).with_heads(2).with_norm(GpsNorm::None);
+            config.init::<GinConv>(Some(gin), d).unwrap()
+        },
+        |l, x, g| l.forward(x, g, None),
+        4,
         4,
     );
     conformance(

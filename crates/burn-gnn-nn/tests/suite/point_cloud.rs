@@ -88,3 +88,77 @@ fn knn_interpolate_matches_its_formula() {
         assert_close(&host(got), &want, 1e-5, &format!("{name} knn_interpolate"));
     }
 }
+
+/// Dense attention of each graph's nodes to each other (Burn's matmul and softmax on the
+/// graph's `[n, n]` block), through `conv`'s projections.
+fn dense_attention<L: burn::module::Module>(
+    conv: &burn_gnn_nn::GpsConv<L>,
+    x: burn::tensor::Tensor<2>,
+    sizes: &[usize],
+) -> burn::tensor::Tensor<2> {
+    use burn::tensor::{Tensor, activation::softmax};
+    let [_, c] = x.dims();
+    let dh = c / conv.heads;
+    let (q, k, v) = (
+        conv.query.forward(x.clone()),
+        conv.key.forward(x.clone()),
+        conv.value.forward(x),
+    );
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for &s in sizes {
+        let r = start..start + s;
+        let heads: Vec<Tensor<2>> = (0..conv.heads)
+            .map(|h| {
+                let cols = h * dh..(h + 1) * dh;
+                let qh = q.clone().slice([r.clone(), cols.clone()]);
+                let kh = k.clone().slice([r.clone(), cols.clone()]);
+                let vh = v.clone().slice([r.clone(), cols]);
+                let logits = qh.matmul(kh.transpose()) / (dh as f64).sqrt();
+                softmax(logits, 1).matmul(vh)
+            })
+            .collect();
+        rows.push(Tensor::cat(heads, 1));
+        start += s;
+    }
+    conv.output.forward(Tensor::cat(rows, 0))
+}
+
+#[test]
+fn gps_attention_equals_dense_attention_per_graph() {
+    use burn_gnn_nn::{GinConv, GinConvConfig, GpsConvConfig, GpsNorm};
+    for (name, device) in forward_devices() {
+        let mut rng = Rng(3);
+        let sizes = [5usize, 1, 9];
+        let n: usize = sizes.iter().sum();
+        let (_, x) = random_x(&mut rng, n, 8, &device);
+        let parts: Vec<GraphsTuple> = sizes
+            .iter()
+            .map(|&s| {
+                let (snd, rcv) = random_edges(&mut rng, s, 2 * s);
+                graph(&snd, &rcv, s, &device)
+            })
+            .collect();
+        let g = batch(&parts).unwrap();
+        for heads in [1, 2, 4] {
+            let gin = GinConvConfig::new(8, 8, 8).init(&device);
+            let conv = GpsConvConfig::new(8)
+                .with_heads(heads)
+                .with_norm(GpsNorm::None)
+                .init::<GinConv>(Some(gin), &device)
+                .unwrap();
+            let want = dense_attention(&conv, x.clone(), &sizes);
+            let what = format!("{name} GPS attention, {heads} heads");
+            assert_close(&host(conv.attention(x.clone(), &g)), &host(want.clone()), 1e-5, &what);
+            // The whole layer: local + x, attention + x, then the MLP's residual.
+            let local = conv.local.as_ref().unwrap().forward(x.clone(), &g);
+            let out = local + x.clone() + want + x.clone();
+            let h = conv.activation.apply(conv.mlp_in.forward(out.clone()));
+            let want = out + conv.mlp_out.forward(h);
+            let got = conv.forward(x.clone(), &g, None);
+            assert_close(&host(got), &host(want), 1e-5, &format!("{name} GpsConv, {heads} heads"));
+        }
+        let bad = GpsConvConfig::new(8).with_heads(3).init::<GinConv>(None, &device);
+        assert!(bad.is_err(), "{name}: 3 heads for 8 channels");
+    }
+}
