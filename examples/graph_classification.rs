@@ -12,7 +12,10 @@
 //! `--pool sort|topk|sag` replaces the sum readout by SortPool's (Zhang et al., 2018) or pools
 //! each layer's output with TopKPooling (Gao & Ji, 2019) or SAGPooling (Lee et al., 2019),
 //! ratio 0.5, before the next layer; `--norm graph` puts GraphNorm (Cai et al., 2021) where the
-//! batch norm after each layer was. Pass the same flags with `--eval-only`.
+//! batch norm after each layer was. `--model gps` trains a graph transformer instead: GraphGPS
+//! (Rampášek et al., 2022; 4 layers of local GIN plus 4-head attention of each node to its
+//! own graph, batch norm), its node embeddings sum-pooled per graph. Pass the same flags with
+//! `--eval-only`.
 //!
 //! The model (Xu et al.'s code): 4 GIN-0 layers after the input layer (the paper's "5 GNN
 //! layers, including the input layer"), each a 2-layer MLP with batch norm followed by batch
@@ -68,7 +71,7 @@ use burn_gnn_data::synthetic::SplitMix64;
 use burn_gnn_data::{Fold, stratified_k_fold};
 use burn_gnn_graph::GraphsTuple;
 use burn_gnn_nn::{
-    GinConv, GinConvConfig, GraphNorm, GraphNormConfig, SagPooling, SagPoolingConfig, TopKPooling,
+    GinConv, GinConvConfig, GraphGps, GraphGpsConfig, GraphNorm, GraphNormConfig, SagPooling, SagPoolingConfig, TopKPooling,
     TopKPoolingConfig, dropout, global_add_pool, global_sort_pool,
 };
 use clap::{Parser, ValueEnum};
@@ -98,6 +101,15 @@ enum Norm {
     Batch,
     /// GraphNorm, per graph (Cai et al., 2021).
     Graph,
+}
+
+/// The architecture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Model {
+    /// GIN-0 with a readout of every layer (Xu et al.).
+    Gin,
+    /// GraphGPS: GIN plus global attention within each graph (`--pool` and `--norm` ignored).
+    Gps,
 }
 
 /// How the epoch (and so the model) of each fold is chosen.
@@ -149,6 +161,9 @@ struct Args {
     /// al.'s ENZYMES features: 18 attributes and 3 labels).
     #[arg(long)]
     node_attributes: bool,
+    /// The architecture.
+    #[arg(long, value_enum, default_value_t = Model::Gin)]
+    model: Model,
     /// The readout (and pooling) of every layer.
     #[arg(long, value_enum, default_value_t = Pool::Sum)]
     pool: Pool,
@@ -178,6 +193,8 @@ struct Gin0 {
     heads: Vec<Linear>,
     dropout: Dropout,
     sort_k: Option<usize>,
+    /// `--model gps`: the whole model (the fields above are then empty).
+    gps: Option<GraphGps>,
 }
 
 /// The model's shape: widths and the choices of readout and normalisation.
@@ -189,11 +206,17 @@ struct Shape {
     pool: Pool,
     sort_k: usize,
     norm: Norm,
+    model: Model,
 }
 
 impl Gin0 {
     fn new(shape: Shape, device: &Device) -> Gin0 {
-        let (layers, hidden) = (4, shape.hidden);
+        let gps = (shape.model == Model::Gps).then(|| {
+            GraphGpsConfig::new(shape.d_input, shape.hidden, shape.classes)
+                .init(device)
+                .unwrap_or_else(|e| exit_with(2, format!("--model gps: {e}")))
+        });
+        let (layers, hidden) = (if gps.is_some() { 0 } else { 4 }, shape.hidden);
         let width = |l: usize| if l == 0 { shape.d_input } else { hidden };
         let readout = |l: usize| match shape.pool {
             Pool::Sort => shape.sort_k * width(l),
@@ -220,16 +243,20 @@ impl Gin0 {
             sag: (0..each(shape.pool == Pool::Sag))
                 .map(|_| SagPoolingConfig::new(hidden).init(device))
                 .collect(),
-            heads: (0..=layers)
+            heads: (0..(layers + 1) * usize::from(gps.is_none()))
                 .map(|l| LinearConfig::new(readout(l), shape.classes).init(device))
                 .collect(),
             dropout: DropoutConfig::new(0.5).init(),
             sort_k: (shape.pool == Pool::Sort).then_some(shape.sort_k),
+            gps,
         }
     }
 
     /// Class scores, `[n_graph, classes]`.
     fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+        if let Some(gps) = &self.gps {
+            return global_add_pool(gps.forward(x, graph), graph);
+        }
         let score = |l: usize, h: Tensor<2>, g: &GraphsTuple| {
             let pooled = match self.sort_k {
                 Some(k) => global_sort_pool(h, g, k),
@@ -315,6 +342,7 @@ fn main() {
         pool: args.pool,
         sort_k,
         norm: args.norm,
+        model: args.model,
     };
     let make = |device: &Device| Gin0::new(shape, device);
     let run = format!("{} ({:?} protocol)", graphs.name, args.protocol);
@@ -354,6 +382,9 @@ fn main() {
             args.dataset.slug(),
             lower(&args.protocol)
         );
+        if args.model != Model::Gin {
+            name += &format!("-{}", lower(&args.model));
+        }
         if args.pool != Pool::Sum {
             name += &format!("-{}", lower(&args.pool));
         }

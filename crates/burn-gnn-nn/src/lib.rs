@@ -28,6 +28,7 @@ mod aggregation;
 mod compat;
 mod conv;
 mod error;
+mod gps_model;
 mod graph_network;
 mod hetero;
 mod interpolate;
@@ -45,6 +46,7 @@ pub use aggregation::Aggregation;
 pub use compat::dropout::dropout;
 pub use conv::*;
 pub use error::NnError;
+pub use gps_model::{GraphGps, GraphGpsConfig};
 pub use graph_network::{
     ConcatMlp, ConcatMlpConfig, EdgeUpdate, GlobalUpdate, GraphNetGat, GraphNetwork, NodeUpdate,
 };

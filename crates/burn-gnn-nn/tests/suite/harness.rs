@@ -9,7 +9,7 @@ use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
     Activation, Aggregation, AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets,
     DynamicEdgeConvConfig, EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
-    GinConfig, GinConv, GinConvConfig, GpsConvConfig, GpsNorm, GineConvConfig, GraphConvConfig, GraphConvolution,
+    GinConfig, GinConv, GinConvConfig, GpsConvConfig, GpsNorm, GraphGpsConfig, GineConvConfig, GraphConvConfig, GraphConvolution,
     GraphLayerNormConfig, GraphMapFeatures, GraphNetwork, GraphNormConfig, GraphSageConfig,
     InteractionNetwork, JraphGat, JumpingKnowledge, PairNormConfig, PnaConvConfig, SageConvConfig,
     SgConvConfig, TransformerConvConfig,
@@ -451,6 +451,16 @@ fn second_batch_conforms() {
 
 #[test]
 fn thin_models_conform() {
+    conformance(
+        "GraphGps(2 layers, 2 heads)",
+        |d| {
+            let config = GraphGpsConfig::new(3, 4, 2).with_num_layers(2).with_heads(2);
+            config.with_norm(GpsNorm::None).init(d).unwrap()
+        },
+        |l, x, g| l.forward(x, g),
+        3,
+        2,
+    );
     conformance(
         "Gcn",
         |d| GcnConfig::new(3, 4, 2).with_num_layers(3).init(d).unwrap(),
