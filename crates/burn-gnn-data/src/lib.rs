@@ -68,6 +68,7 @@ mod karate;
 mod link;
 mod pickle;
 mod planetoid;
+mod point_clouds;
 mod planetoid_files;
 mod sampler;
 mod source;
@@ -88,6 +89,7 @@ pub use link::{
     NegativeSampling, RandomLinkSplit, Structured, negative_sampling, structured_negative_sampling,
 };
 pub use planetoid::Planetoid;
+pub use point_clouds::{PointCloud, SOLID_SHAPES, SolidShape, point_cloud_batch, point_clouds};
 pub use planetoid_files::{CACHE_DIR, SOURCE_ENV};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
 pub use source::{DATA_DIR_ENV, DataSource, DownloadEvent};
