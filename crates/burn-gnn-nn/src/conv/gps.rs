@@ -163,18 +163,24 @@ impl<L: Module> GpsConv<L> {
             self.key.forward(x.clone()),
             self.value.forward(x),
         );
+        // A graph's nodes are contiguous: sorted ids, read once, let each query visit only its
+        // own graph's tiles.
         let ids: Tensor<1, Int> = graph.node_graph_ids();
+        let within = Pairwise::new(q.clone(), k.clone(), PairMetric::Dot)
+            .and_then(|p| p.sorted_groups(ids.clone(), ids))
+            .and_then(|p| p.mask(PairMask::same_group()))
+            .expect("a graph's node ids are sorted, one per node");
         let heads: Vec<Tensor<2>> = (0..self.heads)
             .map(|h| {
                 let cols = h * dh..(h + 1) * dh;
                 let qh = q.clone().slice([0..n, cols.clone()]);
                 let kh = k.clone().slice([0..n, cols.clone()]);
                 let vh = v.clone().slice([0..n, cols]);
-                Pairwise::new(qh, kh, PairMetric::Dot)
-                    .and_then(|p| p.groups(ids.clone(), ids.clone()))
-                    .and_then(|p| p.mask(PairMask::same_group()))
+                within
+                    .clone()
+                    .with_rows(qh, kh)
                     .and_then(|p| p.softmax_matmul(vh))
-                    .expect("shapes fixed by the projections and the graph")
+                    .expect("shapes fixed by the projections")
             })
             .collect();
         self.output.forward(Tensor::cat(heads, 1))

@@ -36,6 +36,9 @@ pub struct PairSpec {
     pub score: PairScore,
     /// The eligible pairs (all of them when `None`).
     pub mask: Option<PairMask>,
+    /// For each row `i` of `x`, a range `[start, end)` of the rows of `y` outside which no pair
+    /// is eligible (sorted groups under a `same_group` mask), so whole tiles are skipped.
+    pub column_spans: Option<std::sync::Arc<Vec<[usize; 2]>>>,
 }
 
 /// How an eligible pair's score `s_ij` weighs row `j` of `v` in

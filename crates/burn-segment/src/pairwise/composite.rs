@@ -30,6 +30,30 @@ fn tile(n: usize, m: usize, d: usize, score: PairScore) -> (usize, usize) {
     (TILE_ELEMENTS.div_ceil(tc * per_pair).clamp(1, n.max(1)), tc)
 }
 
+/// The column tiles (of `tc`, aligned to multiples of it) that row tile `rows` must visit:
+/// all of them, or those overlapping its rows' spans.
+fn column_tiles(
+    rows: &Range<usize>,
+    m: usize,
+    tc: usize,
+    spans: &Option<std::sync::Arc<Vec<[usize; 2]>>>,
+) -> Range<usize> {
+    let all = 0..m.div_ceil(tc);
+    let Some(spans) = spans else { return all };
+    let spans = &spans[rows.clone()];
+    let lo = spans.iter().map(|s| s[0]).min().unwrap_or(0);
+    let hi = spans.iter().map(|s| s[1]).max().unwrap_or(0);
+    if hi <= lo {
+        return 0..0;
+    }
+    lo / tc..hi.div_ceil(tc).min(all.end)
+}
+
+/// The columns of column tile `k`.
+fn column_range(k: usize, m: usize, tc: usize) -> Range<usize> {
+    k * tc..((k + 1) * tc).min(m)
+}
+
 /// The ranges `0..len` cut into pieces of `step`.
 fn pieces(len: usize, step: usize) -> impl Iterator<Item = Range<usize>> {
     (0..len).step_by(step).map(move |a| a..(a + step).min(len))
@@ -161,7 +185,11 @@ impl<'a, B: Backend> Job<'a, B> {
             spec,
             bool_dtype: get_device_settings::<B>(&x.device()).bool_dtype,
             float_dtype: x.dtype().into(),
-            tiles: tile(n, m, d, spec.score),
+            tiles: match tile(n, m, d, spec.score) {
+                // With spans, short row tiles keep each tile's columns to a few groups.
+                (tr, tc) if spec.column_spans.is_some() => (tr.min(tc), tc),
+                tiles => tiles,
+            },
         }
     }
 
@@ -218,7 +246,8 @@ pub fn matmul<B: Backend>(
         let mut stat = job.zeros(Shape::new([t, 1]), &device);
         let neg_inf = Scalar::Float(f64::NEG_INFINITY);
         let mut run_max = B::float_full(Shape::new([t, 1]), neg_inf, &device, job.float_dtype);
-        for cols in pieces(m, tc) {
+        for k in column_tiles(&r, m, tc, &spec.column_spans) {
+            let cols = column_range(k, m, tc);
             let tile = job.tile(r.clone(), cols.clone());
             let (s, e) = job.scores(&tile, &xt, &rows::<B>(&y, cols.clone()));
             let vt = rows::<B>(&v, cols);
@@ -277,7 +306,8 @@ pub fn matmul_backward<B: Backend>(
         let row_dot = B::float_sum_dim(B::float_mul(g_out.clone(), rows::<B>(&out, r.clone())), 1);
         let lse = finite_shift::<B>(rows::<B>(&stat, r.clone()), bd);
         let mut gxt = job.zeros(Shape::new([r.len(), d]), &device);
-        for (k, cols) in col_tiles.iter().enumerate() {
+        for k in column_tiles(&r, m, tc, &spec.column_spans) {
+            let cols = &col_tiles[k];
             let tile = job.tile(r.clone(), cols.clone());
             let yt = rows::<B>(&y, cols.clone());
             let (s, e) = job.scores(&tile, &xt, &yt);

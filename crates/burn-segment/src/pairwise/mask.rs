@@ -98,7 +98,7 @@ impl PairMask {
 
     /// Whether every eligible pair has equal labels (the mask is `same_group`, or a conjunction
     /// with it): a query then only needs the rows of its own group.
-    pub(crate) fn requires_same_group(&self) -> bool {
+    pub fn requires_same_group(&self) -> bool {
         match self {
             Self::Group { same } => *same,
             Self::And(a, b) => a.requires_same_group() || b.requires_same_group(),

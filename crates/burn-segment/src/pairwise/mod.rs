@@ -36,6 +36,8 @@ mod mask;
 pub mod reference;
 mod select;
 
+use std::sync::Arc;
+
 use burn::tensor::{Int, Tensor, TensorData};
 
 pub use backend::{PairScore, PairSpec, PairWeight, PairwiseBackend};
@@ -84,6 +86,14 @@ pub enum PairwiseError {
     /// A group mask was given before [`Pairwise::groups`].
     #[error("a same_group / different_group mask needs labels: call Pairwise::groups first")]
     MissingGroups,
+    /// [`Pairwise::sorted_groups`] was given labels that decrease somewhere.
+    #[error("labels_{side} are not sorted: entry {position} is below the one before it")]
+    UnsortedGroups {
+        /// `"x"` or `"y"`.
+        side: &'static str,
+        /// The first entry below its predecessor.
+        position: usize,
+    },
     /// The values of `softmax_matmul` do not have one row per row of `y`.
     #[error("v has {got} rows, y has {expected}")]
     ValueRows {
@@ -114,6 +124,17 @@ pub struct Pairwise {
     metric: PairMetric,
     labels: Option<(Tensor<1, Int>, Tensor<1, Int>)>,
     mask: Option<PairMask>,
+    /// With sorted labels: per row of `x`, the rows of `y` with its label (and the converse).
+    spans: Option<(Spans, Spans)>,
+}
+
+/// Per row, a range `[start, end)` of the other side's rows.
+type Spans = Arc<Vec<[usize; 2]>>;
+
+/// For each label of `from`, the range of rows of the sorted `to` holding it.
+fn spans(from: &[i64], to: &[i64]) -> Spans {
+    let range = |l: i64| [to.partition_point(|&t| t < l), to.partition_point(|&t| t <= l)];
+    Arc::new(from.iter().map(|&l| range(l)).collect())
 }
 
 impl Pairwise {
@@ -132,6 +153,7 @@ impl Pairwise {
             metric,
             labels: None,
             mask: None,
+            spans: None,
         })
     }
 
@@ -164,6 +186,34 @@ impl Pairwise {
         Ok(self)
     }
 
+    /// [`groups`](Self::groups) for labels sorted in non-decreasing order (each graph's nodes
+    /// contiguous, as in a batch): reads them to the host once, so that consumers under a
+    /// `same_group` mask visit only the tiles of each row's own group (`O(Σ n_g²)` work
+    /// instead of `O(N·M)`).
+    ///
+    /// # Errors
+    /// As [`groups`](Self::groups), and [`PairwiseError::UnsortedGroups`].
+    pub fn sorted_groups(
+        self,
+        labels_x: Tensor<1, Int>,
+        labels_y: Tensor<1, Int>,
+    ) -> Result<Self, PairwiseError> {
+        let mut p = self.groups(labels_x, labels_y)?;
+        let (lx, ly) = p.labels.clone().expect("just set");
+        let host = |t: Tensor<1, Int>| -> Vec<i64> { t.into_data().iter::<i64>().collect() };
+        let (lx, ly) = (host(lx), host(ly));
+        for (side, l) in [("x", &lx), ("y", &ly)] {
+            if let Some(p) = l.windows(2).position(|w| w[1] < w[0]) {
+                return Err(PairwiseError::UnsortedGroups {
+                    side,
+                    position: p + 1,
+                });
+            }
+        }
+        p.spans = Some((spans(&lx, &ly), spans(&ly, &lx)));
+        Ok(p)
+    }
+
     /// Restricts the expression to the pairs `mask` admits (and any mask given before).
     ///
     /// # Errors
@@ -176,6 +226,28 @@ impl Pairwise {
             Some(before) => before & mask,
             None => mask,
         });
+        Ok(self)
+    }
+
+    /// The same expression (metric, labels, mask) over other rows of the same counts, e.g. the
+    /// next attention head's queries and keys, without reading sorted labels again.
+    ///
+    /// # Errors
+    /// [`PairwiseError::WidthMismatch`] or [`PairwiseError::LabelLength`] when the new rows do
+    /// not fit.
+    pub fn with_rows(mut self, x: Tensor<2>, y: Tensor<2>) -> Result<Self, PairwiseError> {
+        let fresh = Self::new(x, y, self.metric)?;
+        for (side, old, new) in [("x", &self.x, &fresh.x), ("y", &self.y, &fresh.y)] {
+            let (expected, got) = (old.dims()[0], new.dims()[0]);
+            if expected != got {
+                return Err(PairwiseError::LabelLength {
+                    side,
+                    expected,
+                    got,
+                });
+            }
+        }
+        (self.x, self.y) = (fresh.x, fresh.y);
         Ok(self)
     }
 
@@ -193,6 +265,7 @@ impl Pairwise {
             metric: self.metric,
             labels: self.labels.map(|(a, b)| (b, a)),
             mask: self.mask.map(|m| m.transpose()),
+            spans: self.spans.map(|(a, b)| (b, a)),
         }
     }
 
@@ -210,9 +283,11 @@ impl Pairwise {
             PairMetric::Dot => (self.x.clone(), self.y.clone(), PairScore::Dot),
             PairMetric::Cosine => (unit_rows(&self.x), unit_rows(&self.y), PairScore::Dot),
         };
+        let grouped = self.mask.as_ref().is_some_and(|m| m.requires_same_group());
         let spec = PairSpec {
             score,
             mask: self.mask.clone(),
+            column_spans: self.spans.as_ref().filter(|_| grouped).map(|s| s.0.clone()),
         };
         let labels = match &self.labels {
             Some((a, b)) => [a.clone(), b.clone()],

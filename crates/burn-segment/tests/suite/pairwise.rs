@@ -184,6 +184,62 @@ fn sorted_groups_select_within_their_own_rows() {
 }
 
 #[test]
+fn sorted_groups_skip_other_groups_tiles_with_the_same_results() {
+    // 1,300 rows in 3 sorted groups against 2,600 in 4: several row and column tiles, most
+    // of them skipped; a group of x absent from y leaves its rows with nothing eligible.
+    let mut c = Case::new(1300, 2600, 2, 61);
+    c.lx = (0..c.n).map(|i| [0, 1, 3][i * 3 / c.n]).collect();
+    c.ly = (0..c.m).map(|j| (j * 3 / c.m) as i64).collect();
+    let v = uniform(c.m * 2, 5);
+    let mask = Some(PairMask::same_group() & !PairMask::diagonal());
+    for t in public_targets() {
+        let x = f32s(&c.x, [c.n, c.d], &t.device);
+        let y = f32s(&c.y, [c.m, c.d], &t.device);
+        let lx = ints(&c.lx, [c.n], &t.device, burn::tensor::DType::I64);
+        let ly = ints(&c.ly, [c.m], &t.device, burn::tensor::DType::I64);
+        let p = Pairwise::new(x, y, PairMetric::Dot).unwrap().sorted_groups(lx, ly).unwrap();
+        let p = p.mask(mask.clone().unwrap()).unwrap();
+        let r = c.reference(PairMetric::Dot, &mask);
+        let what = format!("{} sorted groups", t.name);
+        assert_close(&what, &read(p.sum()), &r.sum(), 1e-4, 1e-3);
+        assert_eq!(read_int(p.count()), r.count(), "{what}");
+        let out = p.softmax_matmul(f32s(&v, [c.m, 2], &t.device)).unwrap();
+        assert_close(&what, &read(out), &r.softmax_matmul(&v, 2), 1e-4, 1e-5);
+        let transposed = p.transpose();
+        let mut col_sums = vec![0.0; c.m];
+        for (k, (&s, &e)) in r.scores.iter().zip(&r.eligible).enumerate() {
+            if e {
+                col_sums[k % c.m] += s;
+            }
+        }
+        assert_close(&what, &read(transposed.sum()), &col_sums, 1e-4, 1e-3);
+        if t.is_autodiff() {
+            // The backward skips the same tiles: gradients as with unsorted-label handling.
+            let grads = |sorted: bool| {
+                let x = f32s(&c.x, [c.n, c.d], &t.device).require_grad();
+                let y = f32s(&c.y, [c.m, c.d], &t.device).require_grad();
+                let lx = ints(&c.lx, [c.n], &t.device, burn::tensor::DType::I64);
+                let ly = ints(&c.ly, [c.m], &t.device, burn::tensor::DType::I64);
+                let p = Pairwise::new(x.clone(), y.clone(), PairMetric::Dot).unwrap();
+                let p = if sorted { p.sorted_groups(lx, ly) } else { p.groups(lx, ly) };
+                let p = p.unwrap().mask(mask.clone().unwrap()).unwrap();
+                let v = f32s(&v, [c.m, 2], &t.device);
+                let g = (p.softmax_matmul(v).unwrap().sum() + p.logsumexp().clamp_min(-1e3).sum()).backward();
+                (read(x.grad(&g).unwrap()), read(y.grad(&g).unwrap()))
+            };
+            let ((sx, sy), (ux, uy)) = (grads(true), grads(false));
+            assert_close(&format!("{what} d/dx"), &sx, &ux, 1e-5, 1e-5);
+            assert_close(&format!("{what} d/dy"), &sy, &uy, 1e-5, 1e-5);
+        }
+    }
+    let device = Device::flex();
+    let unsorted = ints(&[0, 1, 0], [3], &device, burn::tensor::DType::I64);
+    let x = f32s(&[0.0; 3], [3, 1], &device);
+    let err = Pairwise::self_pairs(x, PairMetric::Dot).sorted_groups(unsorted.clone(), unsorted);
+    assert_eq!(err.unwrap_err(), PairwiseError::UnsortedGroups { side: "x", position: 2 });
+}
+
+#[test]
 fn ties_go_to_the_smaller_column_and_nan_orders_high() {
     for t in public_targets() {
         // Query 0 at the origin: rows 1 and 3 at distance 1, rows 0 and 2 at distance 2; row 4 NaN.
