@@ -31,6 +31,38 @@ fn segment_ops_chapter() {
 }
 
 #[test]
+fn pairwise_chapter() {
+    // ANCHOR: pairwise
+    use burn_gnn::graph::{Flow, knn_graph};
+    use burn_gnn::segment::pairwise::{PairMask, PairMetric, Pairwise};
+
+    let device = Device::flex();
+    // Two graphs of a batch: points 0-2 and 3-4 on a line.
+    let x = Tensor::<2>::from_floats([[0.0], [1.0], [3.0], [10.0], [10.5]], &device);
+    let batch = Tensor::<1, Int>::from_ints([0, 0, 0, 1, 1], &device);
+    // Each point's nearest other point of its own graph: ties to the smaller index.
+    let near = Pairwise::self_pairs(x.clone(), PairMetric::Euclidean)
+        .sorted_groups(batch.clone(), batch.clone())
+        .and_then(|p| p.mask(PairMask::same_group()))
+        .expect("sorted labels, one per row")
+        .exclude_self();
+    let (dist, nearest) = near.min();
+    assert_eq!(nearest.into_data().iter::<i64>().collect::<Vec<_>>(), [1, 0, 1, 4, 3]);
+    assert_eq!(dist.into_data().iter::<f32>().collect::<Vec<_>>(), [1.0, 1.0, 2.0, 0.5, 0.5]);
+    // How many other points of its graph lie within 2.5 (strictly) of each point.
+    let close = near.clone().mask(PairMask::within(2.5)).expect("no labels needed");
+    assert_eq!(close.count().into_data().iter::<i64>().collect::<Vec<_>>(), [1, 2, 1, 1, 1]);
+    // Attention of each point to the others of its graph, never an [N, N] matrix.
+    let v = Tensor::<2>::from_floats([[1.0], [2.0], [3.0], [4.0], [5.0]], &device);
+    let attended = near.softmax_matmul(v).expect("one value row per point");
+    assert_eq!(attended.dims(), [5, 1]);
+    // The same neighbourhoods as a graph: edges neighbour -> point, per graph of the batch.
+    let g = knn_graph(&x, 1, Some(&batch), false, Flow::SourceToTarget).expect("sorted batch");
+    assert_eq!(g.to_coo(), (vec![1, 0, 1, 4, 3], vec![0, 1, 2, 3, 4]));
+    // ANCHOR_END: pairwise
+}
+
+#[test]
 fn segment_plan_chapter() {
     // ANCHOR: segment_plan
     use burn_gnn::segment::{SegmentError, SegmentPlan, Segments, spmm_planned};
