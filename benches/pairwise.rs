@@ -35,7 +35,10 @@ fn max_n() -> usize {
 }
 
 fn sizes() -> Vec<usize> {
-    [10_000, 100_000].into_iter().filter(|&n| n <= max_n()).collect()
+    [10_000, 100_000]
+        .into_iter()
+        .filter(|&n| n <= max_n())
+        .collect()
 }
 
 /// Resident memory now and at its peak since the last reset, in MiB (Linux; 0 elsewhere).
@@ -57,7 +60,10 @@ fn report_memory(name: &str, io_mib: f64, f: impl FnOnce()) {
     let (before, _) = rss();
     f();
     let (_, peak) = rss();
-    println!("memory {name}: peak {:.0} MiB above the {before:.0} MiB resident before (inputs + outputs {io_mib:.1} MiB)", peak - before);
+    println!(
+        "memory {name}: peak {:.0} MiB above the {before:.0} MiB resident before (inputs + outputs {io_mib:.1} MiB)",
+        peak - before
+    );
 }
 
 fn points(n: usize, d: usize, device: &Device) -> Tensor<2> {
@@ -92,7 +98,9 @@ fn attention_dense(q: Tensor<2>, k: Tensor<2>, v: Tensor<2>, ids: Tensor<1, Int>
     let n = ids.dims()[0];
     let a = ids.clone().reshape([n, 1]).expand([n, n]);
     let b = ids.reshape([1, n]).expand([n, n]);
-    let logits = q.matmul(k.transpose()).mask_fill(a.not_equal(b), f32::NEG_INFINITY);
+    let logits = q
+        .matmul(k.transpose())
+        .mask_fill(a.not_equal(b), f32::NEG_INFINITY);
     softmax(logits, 1).matmul(v)
 }
 
@@ -108,24 +116,36 @@ fn bench(c: &mut Criterion) {
             let (x, ids) = (points(n, d, &device), graph_ids(n, &device));
             let run = || knn_graph(&x, 16, Some(&ids), false, Flow::SourceToTarget).unwrap();
             let name = format!("knn_graph/D={d}/N={n}");
-            report_memory(&name, mib(n * d + 2 * n * 16 * 2), || drop(black_box(run())));
+            report_memory(&name, mib(n * d + 2 * n * 16 * 2), || {
+                drop(black_box(run()))
+            });
             group.bench_function(&name, |b| b.iter(|| black_box(run())));
         }
         let n = 10_000;
         let x = points(n, d, &device);
         let single = || knn_graph(&x, 16, None, false, Flow::SourceToTarget).unwrap();
         let name = format!("knn_graph/D={d}/single/N={n}");
-        report_memory(&name, mib(n * d + 2 * n * 16 * 2), || drop(black_box(single())));
+        report_memory(&name, mib(n * d + 2 * n * 16 * 2), || {
+            drop(black_box(single()))
+        });
         group.bench_function(&name, |b| b.iter(|| black_box(single())));
         let name = format!("knn_dense/D={d}/N={n}");
-        report_memory(&name, mib(n * d + n * 16 * 2), || drop(black_box(knn_dense(x.clone(), 17))));
+        report_memory(&name, mib(n * d + n * 16 * 2), || {
+            drop(black_box(knn_dense(x.clone(), 17)))
+        });
         group.bench_function(&name, |b| b.iter(|| black_box(knn_dense(x.clone(), 17))));
     }
     for n in sizes() {
-        let (q, k, v) = (points(n, 64, &device), points(n, 64, &device), points(n, 64, &device));
+        let (q, k, v) = (
+            points(n, 64, &device),
+            points(n, 64, &device),
+            points(n, 64, &device),
+        );
         let ids = graph_ids(n, &device);
         let name = format!("attention/N={n}");
-        report_memory(&name, mib(4 * n * 64), || drop(black_box(attention(&q, &k, &v, &ids))));
+        report_memory(&name, mib(4 * n * 64), || {
+            drop(black_box(attention(&q, &k, &v, &ids)))
+        });
         group.bench_function(&name, |b| b.iter(|| black_box(attention(&q, &k, &v, &ids))));
         if n <= 10_000 {
             let dense = || attention_dense(q.clone(), k.clone(), v.clone(), ids.clone());

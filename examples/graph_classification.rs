@@ -71,8 +71,8 @@ use burn_gnn_data::synthetic::SplitMix64;
 use burn_gnn_data::{Fold, stratified_k_fold};
 use burn_gnn_graph::GraphsTuple;
 use burn_gnn_nn::{
-    GinConv, GinConvConfig, GraphGps, GraphGpsConfig, GraphNorm, GraphNormConfig, SagPooling, SagPoolingConfig, TopKPooling,
-    TopKPoolingConfig, dropout, global_add_pool, global_sort_pool,
+    GinConv, GinConvConfig, GraphGps, GraphGpsConfig, GraphNorm, GraphNormConfig, SagPooling,
+    SagPoolingConfig, TopKPooling, TopKPoolingConfig, dropout, global_add_pool, global_sort_pool,
 };
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, RunArgs, at_least, exit_with};

@@ -135,7 +135,10 @@ fn evaluate(model: &Dgcnn, clouds: &[PointCloud], batch: usize, device: &Device)
         correct += pred.equal(y.clone()).int().sum().into_scalar::<i64>();
         loss += loss_fn.forward(logits, y).into_scalar::<f64>() * chunk.len() as f64;
     }
-    (loss / clouds.len() as f64, correct as f64 / clouds.len() as f64)
+    (
+        loss / clouds.len() as f64,
+        correct as f64 / clouds.len() as f64,
+    )
 }
 
 fn main() {
@@ -150,7 +153,10 @@ fn main() {
         epochs: args.epochs as usize,
         stopping: StoppingRule::BestValAcc,
     };
-    let run = format!("synthetic point clouds ({} points, k = {})", args.points, args.k);
+    let run = format!(
+        "synthetic point clouds ({} points, k = {})",
+        args.points, args.k
+    );
 
     if let Some(path) = &args.run.checkpoint {
         let model = load_checkpoint(Dgcnn::new(args.k, &base), path).valid();
@@ -161,7 +167,12 @@ fn main() {
         return;
     }
 
-    let outputs = Outputs::create(args.run.out.clone().unwrap_or_else(|| PathBuf::from("runs/point_cloud")));
+    let outputs = Outputs::create(
+        args.run
+            .out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("runs/point_cloud")),
+    );
     let train_dev = base.clone().autodiff();
     let started = Instant::now();
     let (mut rows, mut results) = (Vec::new(), Vec::new());
@@ -216,7 +227,9 @@ fn main() {
             bar.set(epoch as u64, status);
         }
         let (kept_epoch, val_acc, val_loss, test_acc) = kept;
-        bar.finish(format!("kept epoch {kept_epoch}: val {val_acc:.3}, test {test_acc:.3}"));
+        bar.finish(format!(
+            "kept epoch {kept_epoch}: val {val_acc:.3}, test {test_acc:.3}"
+        ));
         results.push(SeedResult {
             seed,
             kept_epoch,

@@ -47,11 +47,23 @@ fn pairwise_chapter() {
         .expect("sorted labels, one per row")
         .exclude_self();
     let (dist, nearest) = near.min();
-    assert_eq!(nearest.into_data().iter::<i64>().collect::<Vec<_>>(), [1, 0, 1, 4, 3]);
-    assert_eq!(dist.into_data().iter::<f32>().collect::<Vec<_>>(), [1.0, 1.0, 2.0, 0.5, 0.5]);
+    assert_eq!(
+        nearest.into_data().iter::<i64>().collect::<Vec<_>>(),
+        [1, 0, 1, 4, 3]
+    );
+    assert_eq!(
+        dist.into_data().iter::<f32>().collect::<Vec<_>>(),
+        [1.0, 1.0, 2.0, 0.5, 0.5]
+    );
     // How many other points of its graph lie within 2.5 (strictly) of each point.
-    let close = near.clone().mask(PairMask::within(2.5)).expect("no labels needed");
-    assert_eq!(close.count().into_data().iter::<i64>().collect::<Vec<_>>(), [1, 2, 1, 1, 1]);
+    let close = near
+        .clone()
+        .mask(PairMask::within(2.5))
+        .expect("no labels needed");
+    assert_eq!(
+        close.count().into_data().iter::<i64>().collect::<Vec<_>>(),
+        [1, 2, 1, 1, 1]
+    );
     // Attention of each point to the others of its graph, never an [N, N] matrix.
     let v = Tensor::<2>::from_floats([[1.0], [2.0], [3.0], [4.0], [5.0]], &device);
     let attended = near.softmax_matmul(v).expect("one value row per point");

@@ -68,8 +68,8 @@ mod karate;
 mod link;
 mod pickle;
 mod planetoid;
-mod point_clouds;
 mod planetoid_files;
+mod point_clouds;
 mod sampler;
 mod source;
 mod split;
@@ -89,8 +89,8 @@ pub use link::{
     NegativeSampling, RandomLinkSplit, Structured, negative_sampling, structured_negative_sampling,
 };
 pub use planetoid::Planetoid;
-pub use point_clouds::{PointCloud, SOLID_SHAPES, SolidShape, point_cloud_batch, point_clouds};
 pub use planetoid_files::{CACHE_DIR, SOURCE_ENV};
+pub use point_clouds::{PointCloud, SOLID_SHAPES, SolidShape, point_cloud_batch, point_clouds};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
 pub use source::{DATA_DIR_ENV, DataSource, DownloadEvent};
 pub use split::{Fold, stratified_k_fold};

@@ -60,7 +60,11 @@ impl SolidShape {
                 }
             },
             SolidShape::Cube => {
-                let (face, a, b) = (rng.below(6) as usize, 2.0 * u(rng) - 1.0, 2.0 * u(rng) - 1.0);
+                let (face, a, b) = (
+                    rng.below(6) as usize,
+                    2.0 * u(rng) - 1.0,
+                    2.0 * u(rng) - 1.0,
+                );
                 let side = if face % 2 == 0 { 1.0 } else { -1.0 };
                 match face / 2 {
                     0 => [side, a, b],
@@ -108,9 +112,21 @@ fn random_rotation(rng: &mut SplitMix64) -> [[f64; 3]; 3] {
     let n = q.iter().map(|v| v * v).sum::<f64>().sqrt().max(1e-12);
     let [w, x, y, z] = q.map(|v| v / n);
     [
-        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - w * z), 2.0 * (x * z + w * y)],
-        [2.0 * (x * y + w * z), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - w * x)],
-        [2.0 * (x * z - w * y), 2.0 * (y * z + w * x), 1.0 - 2.0 * (x * x + y * y)],
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y - w * z),
+            2.0 * (x * z + w * y),
+        ],
+        [
+            2.0 * (x * y + w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z - w * x),
+        ],
+        [
+            2.0 * (x * z - w * y),
+            2.0 * (y * z + w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
     ]
 }
 
@@ -198,7 +214,10 @@ mod tests {
             let r = p.iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
             assert!((r - 1.0).abs() < 1e-6);
         }
-        let on_axes = a[1].points.chunks(3).all(|p| p.iter().any(|v| (v.abs() - 1.0).abs() < 1e-6));
+        let on_axes = a[1]
+            .points
+            .chunks(3)
+            .all(|p| p.iter().any(|v| (v.abs() - 1.0).abs() < 1e-6));
         assert!(!on_axes, "the cube was not rotated");
     }
 }

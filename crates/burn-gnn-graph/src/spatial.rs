@@ -54,13 +54,16 @@ fn neighbours(
     let device = q.device();
     let pairwise = Pairwise::new(q, p, PairMetric::Euclidean)
         .map_err(|e| GraphError::InvalidArgument(e.to_string()))?;
-    let labels = |l: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(l.to_vec(), [l.len()]), &device);
+    let labels =
+        |l: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(l.to_vec(), [l.len()]), &device);
     let mut pairwise = pairwise
         .groups(labels(query.1), labels(points.1))
         .and_then(|p| p.mask(PairMask::same_group()))
         .map_err(|e| GraphError::InvalidArgument(e.to_string()))?;
     if let Some(r) = radius {
-        pairwise = pairwise.mask(PairMask::within(r)).expect("no labels needed");
+        pairwise = pairwise
+            .mask(PairMask::within(r))
+            .expect("no labels needed");
     }
     if exclude_self {
         pairwise = pairwise.exclude_self();
@@ -96,12 +99,15 @@ fn graph_of(
         Flow::SourceToTarget => (others, queries),
         Flow::TargetToSource => (queries, others),
     };
-    let mut g = GraphsTuple::builder(index_tensor(senders, device), index_tensor(receivers, device))
-        .n_node(index_tensor(n_node, device))
-        .n_edge(index_tensor(n_edge, device))
-        .num_nodes(labels.len())
-        .build_unchecked()
-        .expect("consistent by construction");
+    let mut g = GraphsTuple::builder(
+        index_tensor(senders, device),
+        index_tensor(receivers, device),
+    )
+    .n_node(index_tensor(n_node, device))
+    .n_edge(index_tensor(n_edge, device))
+    .num_nodes(labels.len())
+    .build_unchecked()
+    .expect("consistent by construction");
     g.sorted_by_receiver = flow == Flow::SourceToTarget;
     g
 }
@@ -154,7 +160,13 @@ pub fn radius_graph(
     flow: Flow,
 ) -> Result<GraphsTuple, GraphError> {
     let (labels, n_graph) = batch_labels(batch, x.dims()[0], "batch")?;
-    let pairs = neighbours((x, &labels), (x, &labels), max_num_neighbors, Some(r), !self_loops)?;
+    let pairs = neighbours(
+        (x, &labels),
+        (x, &labels),
+        max_num_neighbors,
+        Some(r),
+        !self_loops,
+    )?;
     Ok(graph_of(pairs, &labels, n_graph, flow, &x.device()))
 }
 

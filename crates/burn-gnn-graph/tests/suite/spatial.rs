@@ -9,7 +9,9 @@ use crate::common::*;
 fn case(n: usize, d: usize, graphs: i64, seed: u64) -> (Vec<f32>, Vec<i64>) {
     let mut s = seed;
     let mut next = |m: u64| {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (s >> 33) % m
     };
     let x = (0..n * d).map(|_| next(5) as f32).collect();
@@ -61,12 +63,18 @@ fn knn_and_radius_graphs_equal_brute_force() {
                 let want = brute(&x, &batch, &x, &batch, d, k, None, !self_loops);
                 let (senders, receivers) = g.to_coo();
                 let got: Vec<(i64, i64)> = receivers.into_iter().zip(senders).collect();
-                assert_eq!(got, want, "{name} knn_graph k = {k}, loops = {self_loops}, seed {seed}");
+                assert_eq!(
+                    got, want,
+                    "{name} knn_graph k = {k}, loops = {self_loops}, seed {seed}"
+                );
                 let graphs = *batch.last().unwrap() as usize + 1;
                 assert_eq!(g.n_graph(), graphs, "{name}");
                 let n_edge = host_i64(g.n_edge().clone());
                 for (gid, &count) in n_edge.iter().enumerate() {
-                    let expect = want.iter().filter(|&&(q, _)| batch[q as usize] == gid as i64).count();
+                    let expect = want
+                        .iter()
+                        .filter(|&&(q, _)| batch[q as usize] == gid as i64)
+                        .count();
                     assert_eq!(count as usize, expect, "{name} n_edge");
                 }
             }
@@ -75,7 +83,10 @@ fn knn_and_radius_graphs_equal_brute_force() {
                 let want = brute(&x, &batch, &x, &batch, d, max, Some(r), true);
                 let (senders, receivers) = g.to_coo();
                 let got: Vec<(i64, i64)> = senders.into_iter().zip(receivers).collect();
-                assert_eq!(got, want, "{name} radius_graph r = {r}, max {max}, seed {seed}");
+                assert_eq!(
+                    got, want,
+                    "{name} radius_graph r = {r}, max {max}, seed {seed}"
+                );
             }
         }
     }
@@ -88,11 +99,19 @@ fn knn_and_radius_between_two_point_sets_equal_brute_force() {
         let (y, by) = case(11, 2, 2, 8);
         let (xt, yt) = (floats(&x, [25, 2], &device), floats(&y, [11, 2], &device));
         let (bxt, byt) = (ints(&bx, &device), ints(&by, &device));
-        let got = host_i64(knn(&xt, &yt, 3, Some(&bxt), Some(&byt)).unwrap().reshape([-1]));
+        let got = host_i64(
+            knn(&xt, &yt, 3, Some(&bxt), Some(&byt))
+                .unwrap()
+                .reshape([-1]),
+        );
         let want = brute(&y, &by, &x, &bx, 2, 3, None, false);
         let (q, p): (Vec<i64>, Vec<i64>) = want.into_iter().unzip();
         assert_eq!(got, [q, p].concat(), "{name} knn");
-        let got = host_i64(radius(&xt, &yt, 1.9, Some(&bxt), Some(&byt), 4).unwrap().reshape([-1]));
+        let got = host_i64(
+            radius(&xt, &yt, 1.9, Some(&bxt), Some(&byt), 4)
+                .unwrap()
+                .reshape([-1]),
+        );
         let want = brute(&y, &by, &x, &bx, 2, 4, Some(1.9), false);
         let (q, p): (Vec<i64>, Vec<i64>) = want.into_iter().unzip();
         assert_eq!(got, [q, p].concat(), "{name} radius");
@@ -108,8 +127,14 @@ fn a_bad_batch_vector_is_a_typed_error() {
         (vec![0, -1, 0], "negative"),
         (vec![0, 0], "entries"),
     ] {
-        let err = knn_graph(&x, 1, Some(&ints(&batch, &device)), false, Flow::SourceToTarget)
-            .unwrap_err();
+        let err = knn_graph(
+            &x,
+            1,
+            Some(&ints(&batch, &device)),
+            false,
+            Flow::SourceToTarget,
+        )
+        .unwrap_err();
         assert!(
             matches!(&err, GraphError::InvalidArgument(m) if m.contains(what)),
             "{err}"

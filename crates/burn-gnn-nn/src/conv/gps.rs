@@ -93,7 +93,7 @@ impl GpsConvConfig {
         device: &Device,
     ) -> Result<GpsConv<L>, crate::NnError> {
         let c = self.channels;
-        if self.heads == 0 || c % self.heads != 0 {
+        if self.heads == 0 || !c.is_multiple_of(self.heads) {
             return Err(crate::NnError::InvalidConfig(format!(
                 "GpsConv: {} heads do not divide {c} channels",
                 self.heads
@@ -101,7 +101,9 @@ impl GpsConvConfig {
         }
         let linear = |i: usize, o: usize| LinearConfig::new(i, o).init(device);
         let norms = match self.norm {
-            GpsNorm::Batch => (0..3).map(|_| BatchNormConfig::new(c).init(device)).collect(),
+            GpsNorm::Batch => (0..3)
+                .map(|_| BatchNormConfig::new(c).init(device))
+                .collect(),
             GpsNorm::None => Vec::new(),
         };
         Ok(GpsConv {
@@ -140,12 +142,18 @@ impl<L: Module> GpsConv<L> {
             Some(n) => n.forward(h),
             None => h,
         };
-        let h_attn = norm(1, dropout(&self.dropout, self.attention(x.clone(), graph)) + x.clone());
+        let h_attn = norm(
+            1,
+            dropout(&self.dropout, self.attention(x.clone(), graph)) + x.clone(),
+        );
         let out = match local_out {
             Some(h) => norm(0, dropout(&self.dropout, h) + x) + h_attn,
             None => h_attn,
         };
-        let hidden = dropout(&self.dropout, self.activation.apply(self.mlp_in.forward(out.clone())));
+        let hidden = dropout(
+            &self.dropout,
+            self.activation.apply(self.mlp_in.forward(out.clone())),
+        );
         let mlp = dropout(&self.dropout, self.mlp_out.forward(hidden));
         norm(2, out + mlp)
     }
@@ -193,9 +201,18 @@ impl<L: Module + MessagePassing> GpsConv<L> {
     ///
     /// # Shapes
     /// `x: [N, channels]`, `edge_attr: [E, d_edge]` -> `[N, channels]`.
-    pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple, edge_attr: Option<Tensor<2>>) -> Tensor<2> {
+    pub fn forward(
+        &self,
+        x: Tensor<2>,
+        graph: &GraphsTuple,
+        edge_attr: Option<Tensor<2>>,
+    ) -> Tensor<2> {
         let local = (x.dims()[0] > 0)
-            .then(|| self.local.as_ref().map(|l| l.propagate(x.clone(), graph, edge_attr)))
+            .then(|| {
+                self.local
+                    .as_ref()
+                    .map(|l| l.propagate(x.clone(), graph, edge_attr))
+            })
             .flatten();
         self.forward_with(x, graph, local)
     }

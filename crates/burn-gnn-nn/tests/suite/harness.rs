@@ -8,11 +8,12 @@ use burn_gnn_graph::gather_rows;
 use burn_gnn_graph::{GraphsTuple, batch};
 use burn_gnn_nn::{
     Activation, Aggregation, AppnpConfig, ChebConvConfig, ConcatMlp, ConcatMlpConfig, DeepSets,
-    DynamicEdgeConvConfig, EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig, GcnConfig, GcnConvConfig,
-    GinConfig, GinConv, GinConvConfig, GpsConvConfig, GpsNorm, GraphGpsConfig, GineConvConfig, GraphConvConfig, GraphConvolution,
-    GraphLayerNormConfig, GraphMapFeatures, GraphNetwork, GraphNormConfig, GraphSageConfig,
-    InteractionNetwork, JraphGat, JumpingKnowledge, PairNormConfig, PnaConvConfig, SageConvConfig,
-    SgConvConfig, TransformerConvConfig,
+    DynamicEdgeConvConfig, EdgeConvConfig, GatConfig, GatConvConfig, GatInput, GatV2ConvConfig,
+    GcnConfig, GcnConvConfig, GinConfig, GinConv, GinConvConfig, GineConvConfig, GpsConvConfig,
+    GpsNorm, GraphConvConfig, GraphConvolution, GraphGpsConfig, GraphLayerNormConfig,
+    GraphMapFeatures, GraphNetwork, GraphNormConfig, GraphSageConfig, InteractionNetwork, JraphGat,
+    JumpingKnowledge, PairNormConfig, PnaConvConfig, SageConvConfig, SgConvConfig,
+    TransformerConvConfig,
 };
 
 use crate::common::*;
@@ -454,7 +455,9 @@ fn thin_models_conform() {
     conformance(
         "GraphGps(2 layers, 2 heads)",
         |d| {
-            let config = GraphGpsConfig::new(3, 4, 2).with_num_layers(2).with_heads(2);
+            let config = GraphGpsConfig::new(3, 4, 2)
+                .with_num_layers(2)
+                .with_heads(2);
             config.with_norm(GpsNorm::None).init(d).unwrap()
         },
         |l, x, g| l.forward(x, g),

@@ -44,13 +44,20 @@ fn dynamic_edge_conv_is_edge_conv_over_the_knn_graph_of_its_input() {
             .flat_map(|(gid, &s)| std::iter::repeat_n(gid, s))
             .collect();
         for k in [1, 4, 20] {
-            let conv = DynamicEdgeConvConfig::new(3, 5, 4, k).init(&device).unwrap();
+            let conv = DynamicEdgeConvConfig::new(3, 5, 4, k)
+                .init(&device)
+                .unwrap();
             let got = host(conv.forward(x.clone(), &g));
             let (s, r) = brute_knn(&xs, 3, &graph_of, k);
             let knn = graph(&s, &r, n, &device);
             assert_eq!(conv.neighbours(&x, &g).to_coo(), (s, r), "{name} k = {k}");
             let want = host(conv.edge_conv.forward(x.clone(), &knn));
-            assert_close(&got, &want, 1e-6, &format!("{name} DynamicEdgeConv k = {k}"));
+            assert_close(
+                &got,
+                &want,
+                1e-6,
+                &format!("{name} DynamicEdgeConv k = {k}"),
+            );
         }
     }
 }
@@ -63,16 +70,28 @@ fn knn_interpolate_matches_its_formula() {
         let (pxs, px) = random_x(&mut rng, n, 2, &device);
         let (pys, py) = random_x(&mut rng, m, 2, &device);
         let (xs, x) = random_x(&mut rng, n, c, &device);
-        let (bx, by) = (vec![0, 0, 0, 0, 1, 1, 1, 1, 1, 1], vec![0, 0, 0, 1, 1, 1, 1]);
-        let got = knn_interpolate(x, &px, &py, Some(&ints(&bx, &device)), Some(&ints(&by, &device)), k)
-            .unwrap();
+        let (bx, by) = (
+            vec![0, 0, 0, 0, 1, 1, 1, 1, 1, 1],
+            vec![0, 0, 0, 1, 1, 1, 1],
+        );
+        let got = knn_interpolate(
+            x,
+            &px,
+            &py,
+            Some(&ints(&bx, &device)),
+            Some(&ints(&by, &device)),
+            k,
+        )
+        .unwrap();
         let f = |v: f64| v as f32 as f64;
         let mut want = vec![0.0; m * c];
         for i in 0..m {
             let mut cand: Vec<(f64, usize)> = (0..n)
                 .filter(|&j| bx[j] == by[i])
                 .map(|j| {
-                    let d2 = (0..2).map(|a| (f(pxs[j * 2 + a]) - f(pys[i * 2 + a])).powi(2)).sum();
+                    let d2 = (0..2)
+                        .map(|a| (f(pxs[j * 2 + a]) - f(pys[i * 2 + a])).powi(2))
+                        .sum();
                     (d2, j)
                 })
                 .collect();
@@ -149,16 +168,28 @@ fn gps_attention_equals_dense_attention_per_graph() {
                 .unwrap();
             let want = dense_attention(&conv, x.clone(), &sizes);
             let what = format!("{name} GPS attention, {heads} heads");
-            assert_close(&host(conv.attention(x.clone(), &g)), &host(want.clone()), 1e-5, &what);
+            assert_close(
+                &host(conv.attention(x.clone(), &g)),
+                &host(want.clone()),
+                1e-5,
+                &what,
+            );
             // The whole layer: local + x, attention + x, then the MLP's residual.
             let local = conv.local.as_ref().unwrap().forward(x.clone(), &g);
             let out = local + x.clone() + want + x.clone();
             let h = conv.activation.apply(conv.mlp_in.forward(out.clone()));
             let want = out + conv.mlp_out.forward(h);
             let got = conv.forward(x.clone(), &g, None);
-            assert_close(&host(got), &host(want), 1e-5, &format!("{name} GpsConv, {heads} heads"));
+            assert_close(
+                &host(got),
+                &host(want),
+                1e-5,
+                &format!("{name} GpsConv, {heads} heads"),
+            );
         }
-        let bad = GpsConvConfig::new(8).with_heads(3).init::<GinConv>(None, &device);
+        let bad = GpsConvConfig::new(8)
+            .with_heads(3)
+            .init::<GinConv>(None, &device);
         assert!(bad.is_err(), "{name}: 3 heads for 8 channels");
     }
 }

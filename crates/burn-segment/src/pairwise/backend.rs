@@ -151,7 +151,11 @@ impl<B: PairwiseBackend, C: CheckpointStrategy> PairwiseBackend for Autodiff<B, 
         let (y, yn) = y.into_parts();
         let (v, vn) = v.into_parts();
         let backward = MatmulBackward::<B>(PhantomData);
-        match backward.prepare::<C>([xn, yn, vn]).compute_bound().stateful() {
+        match backward
+            .prepare::<C>([xn, yn, vn])
+            .compute_bound()
+            .stateful()
+        {
             OpsKind::Tracked(prep) => {
                 let out = B::pairwise_matmul(
                     x.clone(),

@@ -112,7 +112,10 @@ impl<B: Backend> Tile<B> {
                 let offset = B::int_sub(j, i);
                 let (lower, upper) = ((*lower).min(self.span), (*upper).min(self.span));
                 let above = B::int_greater_equal_elem(offset.clone(), Scalar::Int(-lower), bd);
-                B::bool_and(above, B::int_lower_equal_elem(offset, Scalar::Int(upper), bd))
+                B::bool_and(
+                    above,
+                    B::int_lower_equal_elem(offset, Scalar::Int(upper), bd),
+                )
             }
             PairMask::Within(r) => B::float_lower_elem(scores.clone(), Scalar::Float(*r), bd),
             PairMask::And(a, b) => B::bool_and(self.eligible(a, scores), self.eligible(b, scores)),
@@ -259,7 +262,8 @@ pub fn matmul<B: Backend>(
                 },
                 PairWeight::Softmax => {
                     let s = fill_ineligible::<B>(s, &e, f64::NEG_INFINITY);
-                    let new_max = max_pair::<B>(run_max.clone(), B::float_max_dim(s.clone(), 1), bd);
+                    let new_max =
+                        max_pair::<B>(run_max.clone(), B::float_max_dim(s.clone(), 1), bd);
                     let shift = finite_shift::<B>(new_max.clone(), bd);
                     let rescale = B::float_exp(B::float_sub(run_max, shift.clone()));
                     run_max = new_max;
@@ -330,7 +334,10 @@ pub fn matmul_backward<B: Backend>(
                     (p.clone(), Some(B::float_mul(p, inner)))
                 }
             };
-            accumulate::<B>(&mut gv[k], B::float_matmul(B::float_transpose(w), g_out.clone()));
+            accumulate::<B>(
+                &mut gv[k],
+                B::float_matmul(B::float_transpose(w), g_out.clone()),
+            );
             if let Some(ds) = ds {
                 let (dx, dy) = score_grads::<B>(ds, s, xt.clone(), yt, score, bd);
                 gxt = B::float_add(gxt, dx);
@@ -343,7 +350,9 @@ pub fn matmul_backward<B: Backend>(
         let parts: Vec<_> = parts
             .into_iter()
             .zip(&col_tiles)
-            .map(|(p, cols)| p.unwrap_or_else(|| job.zeros(Shape::new([cols.len(), width]), &device)))
+            .map(|(p, cols)| {
+                p.unwrap_or_else(|| job.zeros(Shape::new([cols.len(), width]), &device))
+            })
             .collect();
         if parts.is_empty() {
             job.zeros(Shape::new([0, width]), &device)

@@ -112,9 +112,7 @@ impl PairMask {
             Self::Group { same } => (lx == ly) == *same,
             Self::Band { lower, upper } => in_band(i, j, *lower, *upper),
             Self::Within(r) => score < *r,
-            Self::And(a, b) => {
-                a.eligible(i, j, lx, ly, score) && b.eligible(i, j, lx, ly, score)
-            }
+            Self::And(a, b) => a.eligible(i, j, lx, ly, score) && b.eligible(i, j, lx, ly, score),
             Self::Or(a, b) => a.eligible(i, j, lx, ly, score) || b.eligible(i, j, lx, ly, score),
             Self::Not(a) => !a.eligible(i, j, lx, ly, score),
         }

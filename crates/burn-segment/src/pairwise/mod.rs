@@ -133,7 +133,12 @@ type Spans = Arc<Vec<[usize; 2]>>;
 
 /// For each label of `from`, the range of rows of the sorted `to` holding it.
 fn spans(from: &[i64], to: &[i64]) -> Spans {
-    let range = |l: i64| [to.partition_point(|&t| t < l), to.partition_point(|&t| t <= l)];
+    let range = |l: i64| {
+        [
+            to.partition_point(|&t| t < l),
+            to.partition_point(|&t| t <= l),
+        ]
+    };
     Arc::new(from.iter().map(|&l| range(l)).collect())
 }
 
@@ -415,17 +420,19 @@ impl Pairwise {
             let values = Tensor::full([n, sel.k], fill, (&device, x.dtype()));
             return (values, Tensor::full([n, sel.k], -1, (&device, dtype)));
         }
-        let host = |t: &Tensor<2>| -> Vec<f64> { t.clone().detach().into_data().iter::<f64>().collect() };
+        let host =
+            |t: &Tensor<2>| -> Vec<f64> { t.clone().detach().into_data().iter::<f64>().collect() };
         let labels = |t: Tensor<1, Int>| -> Vec<i64> { t.into_data().iter::<i64>().collect() };
         let (hx, hy) = (host(&x), host(&y));
         let (hlx, hly) = (labels(lx), labels(ly));
         let columns = select::select(&hx, &hy, d, (&hlx, &hly), &spec, sel);
-        let columns = Tensor::<2, Int>::from_data(
-            TensorData::new(columns, [n, sel.k]),
-            (&device, dtype),
-        );
+        let columns =
+            Tensor::<2, Int>::from_data(TensorData::new(columns, [n, sel.k]), (&device, dtype));
         let values = scores_at(&x, &y, &columns, spec.score);
-        (values.mask_fill(columns.clone().equal_elem(-1), fill), columns)
+        (
+            values.mask_fill(columns.clone().equal_elem(-1), fill),
+            columns,
+        )
     }
 }
 
@@ -436,10 +443,21 @@ fn unit_rows(x: &Tensor<2>) -> Tensor<2> {
 }
 
 /// `score(x_i, y_{columns[i, r]})`, `[N, k]`, differentiable (clamped columns where -1).
-fn scores_at(x: &Tensor<2>, y: &Tensor<2>, columns: &Tensor<2, Int>, score: PairScore) -> Tensor<2> {
+fn scores_at(
+    x: &Tensor<2>,
+    y: &Tensor<2>,
+    columns: &Tensor<2, Int>,
+    score: PairScore,
+) -> Tensor<2> {
     let ([n, d], [_, k]) = (x.dims(), columns.dims());
-    let picked = y.clone().select(0, columns.clone().clamp_min(0).reshape([n * k]));
-    let queries = x.clone().reshape([n, 1, d]).expand([n, k, d]).reshape([n * k, d]);
+    let picked = y
+        .clone()
+        .select(0, columns.clone().clamp_min(0).reshape([n * k]));
+    let queries = x
+        .clone()
+        .reshape([n, 1, d])
+        .expand([n, k, d])
+        .reshape([n * k, d]);
     let s = match score {
         PairScore::Dot => (queries * picked).sum_dim(1),
         PairScore::SqEuclidean | PairScore::Euclidean => {

@@ -60,8 +60,20 @@ fn zip(a: Vec<bool>, b: Vec<bool>, f: impl Fn(bool, bool) -> bool) -> Vec<bool> 
 fn rank(a: f64, b: f64, largest: bool) -> Ordering {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => Ordering::Equal,
-        (true, false) => if largest { Ordering::Less } else { Ordering::Greater },
-        (false, true) => if largest { Ordering::Greater } else { Ordering::Less },
+        (true, false) => {
+            if largest {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+        (false, true) => {
+            if largest {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        }
         _ if largest => b.partial_cmp(&a).unwrap(),
         _ => a.partial_cmp(&b).unwrap(),
     }
@@ -107,7 +119,9 @@ impl PairwiseReference {
 
     /// Sum of each row's eligible scores.
     pub fn sum(&self) -> Vec<f64> {
-        (0..self.n).map(|i| self.row(i).iter().map(|p| p.1).sum()).collect()
+        (0..self.n)
+            .map(|i| self.row(i).iter().map(|p| p.1).sum())
+            .collect()
     }
 
     /// Number of eligible pairs per row.
@@ -156,7 +170,11 @@ impl PairwiseReference {
     /// The `k` largest (or smallest) eligible scores per row and their columns, `[N, k]`:
     /// ties to the smaller column, NaN above every number, `∓inf` and -1 past the eligible.
     pub fn topk(&self, k: usize, largest: bool) -> (Vec<f64>, Vec<i64>) {
-        let fill = if largest { f64::NEG_INFINITY } else { f64::INFINITY };
+        let fill = if largest {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
         let (mut values, mut columns) = (vec![fill; self.n * k], vec![-1; self.n * k]);
         for i in 0..self.n {
             let mut row = self.row(i);
@@ -171,7 +189,11 @@ impl PairwiseReference {
 
     /// The smallest (`largest = false`) or largest eligible score per row, NaN if any is.
     pub fn nan_extreme(&self, largest: bool) -> Vec<f64> {
-        let fill = if largest { f64::NEG_INFINITY } else { f64::INFINITY };
+        let fill = if largest {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        };
         (0..self.n)
             .map(|i| {
                 let row = self.row(i);

@@ -38,7 +38,12 @@ pub(crate) fn score(a: &[f64], b: &[f64], score: PairScore) -> f64 {
     match score {
         PairScore::Dot => a.iter().zip(b).map(|(p, q)| p * q).sum(),
         PairScore::SqEuclidean => a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum(),
-        PairScore::Euclidean => a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum::<f64>().sqrt(),
+        PairScore::Euclidean => a
+            .iter()
+            .zip(b)
+            .map(|(p, q)| (p - q) * (p - q))
+            .sum::<f64>()
+            .sqrt(),
     }
 }
 
@@ -51,7 +56,7 @@ pub(crate) fn select(
     spec: &PairSpec,
     sel: Selection,
 ) -> Vec<i64> {
-    let n = if d == 0 { labels.0.len() } else { x.len() / d };
+    let n = labels.0.len();
     let m = labels.1.len();
     let mut out = vec![-1i64; n * sel.k];
     if sel.k == 0 {
@@ -60,9 +65,9 @@ pub(crate) fn select(
     // Sorted labels under a same-group mask: each query scans its own group's rows only.
     let grouped = spec.mask.as_ref().is_some_and(|m| m.requires_same_group())
         && labels.1.windows(2).all(|w| w[0] <= w[1]);
-    out.par_chunks_mut(sel.k)
-        .enumerate()
-        .for_each_init(Vec::new, |best: &mut Vec<(f64, usize)>, (i, slots)| {
+    out.par_chunks_mut(sel.k).enumerate().for_each_init(
+        Vec::new,
+        |best: &mut Vec<(f64, usize)>, (i, slots)| {
             best.clear();
             let xi = &x[i * d..(i + 1) * d];
             let columns = if grouped {
@@ -93,6 +98,7 @@ pub(crate) fn select(
             for (slot, &(_, j)) in slots.iter_mut().zip(best.iter()) {
                 *slot = j as i64;
             }
-        });
+        },
+    );
     out
 }

@@ -18,10 +18,14 @@ const METRICS: [PairMetric; 4] = [
 
 /// Seeded uniform values in `[-1, 1)`, rounded to f32.
 fn uniform(len: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..len)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0) as f32 as f64
         })
         .collect()
@@ -57,7 +61,10 @@ struct Case {
 impl Case {
     fn new(n: usize, m: usize, d: usize, seed: u64) -> Self {
         let labels = |len: usize, s: u64| -> Vec<i64> {
-            uniform(len, s).iter().map(|v| ((v + 1.0) * 1.5) as i64).collect()
+            uniform(len, s)
+                .iter()
+                .map(|v| ((v + 1.0) * 1.5) as i64)
+                .collect()
         };
         Self {
             n,
@@ -104,7 +111,13 @@ fn check_all(t: &Target, c: &Case, selections: bool) {
             assert_close(&what("sum"), &read(p.sum()), &r.sum(), 1e-4, 1e-4);
             assert_close(&what("mean"), &read(p.mean()), &r.mean(), 1e-4, 1e-5);
             assert_eq!(read_int(p.count()), r.count(), "{}", what("count"));
-            assert_close(&what("logsumexp"), &read(p.logsumexp()), &r.logsumexp(), 1e-5, 1e-5);
+            assert_close(
+                &what("logsumexp"),
+                &read(p.logsumexp()),
+                &r.logsumexp(),
+                1e-5,
+                1e-5,
+            );
             let out = p.softmax_matmul(f32s(&v, [c.m, 2], &t.device)).unwrap();
             let want = r.softmax_matmul(&v, 2);
             assert_close(&what("softmax_matmul"), &read(out), &want, 1e-4, 1e-5);
@@ -125,14 +138,29 @@ fn check_all(t: &Target, c: &Case, selections: bool) {
             let (want_v, want_c) = r.topk(1, true);
             assert_eq!(read_int(argmax), want_c, "{}", what("argmax"));
             assert_close(&what("max"), &read(max), &want_v, 1e-5, 1e-5);
-            assert_close(&what("amin"), &read(p.amin()), &r.nan_extreme(false), 1e-5, 1e-5);
-            assert_close(&what("amax"), &read(p.amax()), &r.nan_extreme(true), 1e-5, 1e-5);
+            assert_close(
+                &what("amin"),
+                &read(p.amin()),
+                &r.nan_extreme(false),
+                1e-5,
+                1e-5,
+            );
+            assert_close(
+                &what("amax"),
+                &read(p.amax()),
+                &r.nan_extreme(true),
+                1e-5,
+                1e-5,
+            );
         }
     }
 }
 
 fn public_targets() -> Vec<Target> {
-    targets().into_iter().filter(|t| t.path == Path::Public).collect()
+    targets()
+        .into_iter()
+        .filter(|t| t.path == Path::Public)
+        .collect()
 }
 
 #[test]
@@ -156,7 +184,10 @@ fn several_tiles_of_columns_and_rows_match_the_reference() {
         let v = uniform(c.m * 3, 3);
         for metric in [PairMetric::SqEuclidean, PairMetric::Dot] {
             let mask = Some(PairMask::same_group() & !PairMask::diagonal());
-            let (p, r) = (c.pairwise(&t.device, metric, &mask), c.reference(metric, &mask));
+            let (p, r) = (
+                c.pairwise(&t.device, metric, &mask),
+                c.reference(metric, &mask),
+            );
             let what = format!("{} {metric:?} tiles", t.name);
             assert_close(&what, &read(p.sum()), &r.sum(), 1e-4, 1e-3);
             let out = p.softmax_matmul(f32s(&v, [c.m, 3], &t.device)).unwrap();
@@ -173,12 +204,15 @@ fn sorted_groups_select_within_their_own_rows() {
         c.lx.sort();
         c.ly.sort();
         let mask = Some(PairMask::same_group() & PairMask::within(1.0));
-        let (p, r) = (c.pairwise(&t.device, PairMetric::Euclidean, &mask), c.reference(PairMetric::Euclidean, &mask));
+        let (p, r) = (
+            c.pairwise(&t.device, PairMetric::Euclidean, &mask),
+            c.reference(PairMetric::Euclidean, &mask),
+        );
         for largest in [false, true] {
             let (values, cols) = p.topk(4, largest);
             let (want_v, want_c) = r.topk(4, largest);
             assert_eq!(read_int(cols), want_c, "{} sorted groups", t.name);
-            assert_close(&t.name.to_string(), &read(values), &want_v, 1e-5, 1e-5);
+            assert_close(t.name, &read(values), &want_v, 1e-5, 1e-5);
         }
     }
 }
@@ -197,7 +231,10 @@ fn sorted_groups_skip_other_groups_tiles_with_the_same_results() {
         let y = f32s(&c.y, [c.m, c.d], &t.device);
         let lx = ints(&c.lx, [c.n], &t.device, burn::tensor::DType::I64);
         let ly = ints(&c.ly, [c.m], &t.device, burn::tensor::DType::I64);
-        let p = Pairwise::new(x, y, PairMetric::Dot).unwrap().sorted_groups(lx, ly).unwrap();
+        let p = Pairwise::new(x, y, PairMetric::Dot)
+            .unwrap()
+            .sorted_groups(lx, ly)
+            .unwrap();
         let p = p.mask(mask.clone().unwrap()).unwrap();
         let r = c.reference(PairMetric::Dot, &mask);
         let what = format!("{} sorted groups", t.name);
@@ -221,10 +258,15 @@ fn sorted_groups_skip_other_groups_tiles_with_the_same_results() {
                 let lx = ints(&c.lx, [c.n], &t.device, burn::tensor::DType::I64);
                 let ly = ints(&c.ly, [c.m], &t.device, burn::tensor::DType::I64);
                 let p = Pairwise::new(x.clone(), y.clone(), PairMetric::Dot).unwrap();
-                let p = if sorted { p.sorted_groups(lx, ly) } else { p.groups(lx, ly) };
+                let p = if sorted {
+                    p.sorted_groups(lx, ly)
+                } else {
+                    p.groups(lx, ly)
+                };
                 let p = p.unwrap().mask(mask.clone().unwrap()).unwrap();
                 let v = f32s(&v, [c.m, 2], &t.device);
-                let g = (p.softmax_matmul(v).unwrap().sum() + p.logsumexp().clamp_min(-1e3).sum()).backward();
+                let g = (p.softmax_matmul(v).unwrap().sum() + p.logsumexp().clamp_min(-1e3).sum())
+                    .backward();
                 (read(x.grad(&g).unwrap()), read(y.grad(&g).unwrap()))
             };
             let ((sx, sy), (ux, uy)) = (grads(true), grads(false));
@@ -236,7 +278,13 @@ fn sorted_groups_skip_other_groups_tiles_with_the_same_results() {
     let unsorted = ints(&[0, 1, 0], [3], &device, burn::tensor::DType::I64);
     let x = f32s(&[0.0; 3], [3, 1], &device);
     let err = Pairwise::self_pairs(x, PairMetric::Dot).sorted_groups(unsorted.clone(), unsorted);
-    assert_eq!(err.unwrap_err(), PairwiseError::UnsortedGroups { side: "x", position: 2 });
+    assert_eq!(
+        err.unwrap_err(),
+        PairwiseError::UnsortedGroups {
+            side: "x",
+            position: 2
+        }
+    );
 }
 
 #[test]
@@ -253,8 +301,17 @@ fn ties_go_to_the_smaller_column_and_nan_orders_high() {
         assert_eq!(&values[..4], [1.0, 1.0, 4.0, 4.0], "{}", t.name);
         assert!(values[4].is_nan(), "{}", t.name);
         let (_, cols) = p.topk(2, true);
-        assert_eq!(read_int(cols), [4, 0], "{}: NaN first, then the first of the 4s", t.name);
-        assert!(read(p.amin())[0].is_nan() && read(p.amax())[0].is_nan(), "{}", t.name);
+        assert_eq!(
+            read_int(cols),
+            [4, 0],
+            "{}: NaN first, then the first of the 4s",
+            t.name
+        );
+        assert!(
+            read(p.amin())[0].is_nan() && read(p.amax())[0].is_nan(),
+            "{}",
+            t.name
+        );
         assert_eq!(read(p.min().0), [1.0], "{}", t.name);
     }
 }
@@ -284,7 +341,9 @@ fn the_transposed_expression_reduces_along_the_other_axis() {
     let c = Case::new(6, 8, 3, 21);
     for t in public_targets() {
         for (name, mask) in masks() {
-            let p = c.pairwise(&t.device, PairMetric::Euclidean, &mask).transpose();
+            let p = c
+                .pairwise(&t.device, PairMetric::Euclidean, &mask)
+                .transpose();
             let r = c.reference(PairMetric::Euclidean, &mask);
             // Column sums and arg-minima of the reference matrix.
             let (mut sums, mut argmin) = (vec![0.0; c.m], vec![-1i64; c.m]);
@@ -319,13 +378,34 @@ fn bad_input_gets_a_typed_error() {
     assert_eq!(err, PairwiseError::MissingGroups);
     let labels = Tensor::<1, Int>::zeros([2], &device);
     let err = p.clone().groups(labels.clone(), labels).unwrap_err();
-    assert!(matches!(err, PairwiseError::LabelLength { side: "x", expected: 3, got: 2 }));
-    let err = p.softmax_matmul(Tensor::zeros([2, 1], &device)).unwrap_err();
-    assert_eq!(err, PairwiseError::ValueRows { expected: 3, got: 2 });
+    assert!(matches!(
+        err,
+        PairwiseError::LabelLength {
+            side: "x",
+            expected: 3,
+            got: 2
+        }
+    ));
+    let err = p
+        .softmax_matmul(Tensor::zeros([2, 1], &device))
+        .unwrap_err();
+    assert_eq!(
+        err,
+        PairwiseError::ValueRows {
+            expected: 3,
+            got: 2
+        }
+    );
 }
 
 /// `Σ w ⊙ f(x, y, v)` of the reference, for central differences.
-fn reference_loss(c: &Case, metric: PairMetric, mask: &Option<PairMask>, op: &str, v: &[f64]) -> f64 {
+fn reference_loss(
+    c: &Case,
+    metric: PairMetric,
+    mask: &Option<PairMask>,
+    op: &str,
+    v: &[f64],
+) -> f64 {
     let r = c.reference(metric, mask);
     let out = match op {
         "sum" => r.sum(),
@@ -336,7 +416,11 @@ fn reference_loss(c: &Case, metric: PairMetric, mask: &Option<PairMask>, op: &st
         _ => unreachable!(),
     };
     let w = uniform(out.len(), 77);
-    out.iter().zip(&w).filter(|(o, _)| o.is_finite()).map(|(o, w)| o * w).sum()
+    out.iter()
+        .zip(&w)
+        .filter(|(o, _)| o.is_finite())
+        .map(|(o, w)| o * w)
+        .sum()
 }
 
 #[test]
@@ -353,7 +437,10 @@ fn gradients_match_central_differences_of_the_reference() {
                 let vt = f32s(&v, [c.m, 2], &t.device).require_grad();
                 let lx = ints(&c.lx, [c.n], &t.device, burn::tensor::DType::I64);
                 let ly = ints(&c.ly, [c.m], &t.device, burn::tensor::DType::I64);
-                let p = Pairwise::new(x.clone(), y.clone(), metric).unwrap().groups(lx, ly).unwrap();
+                let p = Pairwise::new(x.clone(), y.clone(), metric)
+                    .unwrap()
+                    .groups(lx, ly)
+                    .unwrap();
                 let p = p.mask(mask.clone().unwrap()).unwrap();
                 let out: Tensor<2> = match op {
                     "sum" => p.sum().unsqueeze_dim(1),
@@ -372,8 +459,20 @@ fn gradients_match_central_differences_of_the_reference() {
                 let numeric = |which: usize, len: usize| -> Vec<f64> {
                     (0..len)
                         .map(|k| {
-                            let mut lo = Case { x: c.x.clone(), y: c.y.clone(), lx: c.lx.clone(), ly: c.ly.clone(), ..c };
-                            let mut hi = Case { x: c.x.clone(), y: c.y.clone(), lx: c.lx.clone(), ly: c.ly.clone(), ..c };
+                            let mut lo = Case {
+                                x: c.x.clone(),
+                                y: c.y.clone(),
+                                lx: c.lx.clone(),
+                                ly: c.ly.clone(),
+                                ..c
+                            };
+                            let mut hi = Case {
+                                x: c.x.clone(),
+                                y: c.y.clone(),
+                                lx: c.lx.clone(),
+                                ly: c.ly.clone(),
+                                ..c
+                            };
                             let (mut vlo, mut vhi) = (v.clone(), v.clone());
                             match which {
                                 0 => (lo.x[k] -= h, hi.x[k] += h),
@@ -386,12 +485,30 @@ fn gradients_match_central_differences_of_the_reference() {
                         .collect()
                 };
                 let gx = read(x.grad(&grads).expect("x is tracked"));
-                assert_close(&format!("{what} d/dx"), &gx, &numeric(0, c.n * c.d), 2e-3, 2e-3);
+                assert_close(
+                    &format!("{what} d/dx"),
+                    &gx,
+                    &numeric(0, c.n * c.d),
+                    2e-3,
+                    2e-3,
+                );
                 let gy = read(y.grad(&grads).expect("y is tracked"));
-                assert_close(&format!("{what} d/dy"), &gy, &numeric(1, c.m * c.d), 2e-3, 2e-3);
+                assert_close(
+                    &format!("{what} d/dy"),
+                    &gy,
+                    &numeric(1, c.m * c.d),
+                    2e-3,
+                    2e-3,
+                );
                 if op == "softmax_matmul" {
                     let gv = read(vt.grad(&grads).expect("v is tracked"));
-                    assert_close(&format!("{what} d/dv"), &gv, &numeric(2, c.m * 2), 2e-3, 2e-3);
+                    assert_close(
+                        &format!("{what} d/dv"),
+                        &gv,
+                        &numeric(2, c.m * 2),
+                        2e-3,
+                        2e-3,
+                    );
                 }
             }
         }
