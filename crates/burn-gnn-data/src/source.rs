@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::DataError;
 
-/// The environment variable naming a data directory (see [`Planetoid::open`]).
+/// The environment variable naming a data directory (see [`crate::Planetoid::open`]).
 pub const DATA_DIR_ENV: &str = "BURN_GNN_DATA_DIR";
 
 /// Progress of a download, for a progress bar.
@@ -30,7 +30,7 @@ pub enum DownloadEvent {
     },
 }
 
-/// Where [`Planetoid::open`] or [`crate::TuDataset::open`] found a dataset's files.
+/// Where [`crate::Planetoid::open`] or [`crate::TuDataset::open`] found a dataset's files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DataSource {
     /// A data directory: the one passed in, or [`DATA_DIR_ENV`].
