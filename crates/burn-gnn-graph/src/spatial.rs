@@ -68,7 +68,7 @@ fn neighbours(
     if exclude_self {
         pairwise = pairwise.exclude_self();
     }
-    let (_, columns) = pairwise.topk(k, false);
+    let columns = pairwise.topk_columns(k, false);
     let columns: Vec<i64> = columns.into_data().iter::<i64>().collect();
     Ok(columns
         .iter()

@@ -375,6 +375,18 @@ impl Pairwise {
         })
     }
 
+    /// The columns [`topk`](Self::topk) selects, `[N, k]` Int, without forming their values
+    /// (what a graph constructor needs; no gradient).
+    pub fn topk_columns(&self, k: usize, largest: bool) -> Tensor<2, Int> {
+        let sel = Selection {
+            k,
+            largest,
+            nan_wins: false,
+        };
+        let (x, y, spec, labels) = self.prepared();
+        self.columns(&x, &y, &spec, labels, sel)
+    }
+
     /// The smallest score of each row and its column (NaN only if every eligible pair is).
     pub fn min(&self) -> (Tensor<1>, Tensor<1, Int>) {
         self.first(false, false)
@@ -407,32 +419,40 @@ impl Pairwise {
 
     /// The pairs chosen on the host, their scores recomputed on the device.
     fn selected(&self, sel: Selection) -> (Tensor<2>, Tensor<2, Int>) {
-        let (x, y, spec, [lx, ly]) = self.prepared();
-        let ([n, d], m) = (x.dims(), self.dims().1);
-        let device = x.device();
+        let (x, y, spec, labels) = self.prepared();
+        let columns = self.columns(&x, &y, &spec, labels, sel);
         let fill = if sel.largest {
             f64::NEG_INFINITY
         } else {
             f64::INFINITY
         };
-        let dtype = lx.dtype();
-        if n == 0 || sel.k == 0 || m == 0 {
-            let values = Tensor::full([n, sel.k], fill, (&device, x.dtype()));
-            return (values, Tensor::full([n, sel.k], -1, (&device, dtype)));
-        }
-        let host =
-            |t: &Tensor<2>| -> Vec<f64> { t.clone().detach().into_data().iter::<f64>().collect() };
-        let labels = |t: Tensor<1, Int>| -> Vec<i64> { t.into_data().iter::<i64>().collect() };
-        let (hx, hy) = (host(&x), host(&y));
-        let (hlx, hly) = (labels(lx), labels(ly));
-        let columns = select::select(&hx, &hy, d, (&hlx, &hly), &spec, sel);
-        let columns =
-            Tensor::<2, Int>::from_data(TensorData::new(columns, [n, sel.k]), (&device, dtype));
         let values = scores_at(&x, &y, &columns, spec.score);
         (
             values.mask_fill(columns.clone().equal_elem(-1), fill),
             columns,
         )
+    }
+
+    /// The columns chosen on the host, `[N, k]` Int in the labels' dtype (-1 past the eligible).
+    fn columns(
+        &self,
+        x: &Tensor<2>,
+        y: &Tensor<2>,
+        spec: &PairSpec,
+        [lx, ly]: [Tensor<1, Int>; 2],
+        sel: Selection,
+    ) -> Tensor<2, Int> {
+        let ([n, d], m, device, dtype) = (x.dims(), self.dims().1, x.device(), lx.dtype());
+        if n == 0 || sel.k == 0 || m == 0 {
+            return Tensor::full([n, sel.k], -1, (&device, dtype));
+        }
+        let host =
+            |t: &Tensor<2>| -> Vec<f64> { t.clone().detach().into_data().iter::<f64>().collect() };
+        let labels = |t: Tensor<1, Int>| -> Vec<i64> { t.into_data().iter::<i64>().collect() };
+        let (hx, hy) = (host(x), host(y));
+        let (hlx, hly) = (labels(lx), labels(ly));
+        let columns = select::select(&hx, &hy, d, (&hlx, &hly), spec, sel);
+        Tensor::from_data(TensorData::new(columns, [n, sel.k]), (&device, dtype))
     }
 }
 
@@ -450,26 +470,37 @@ fn scores_at(
     score: PairScore,
 ) -> Tensor<2> {
     let ([n, d], [_, k]) = (x.dims(), columns.dims());
-    let picked = y
-        .clone()
-        .select(0, columns.clone().clamp_min(0).reshape([n * k]));
-    let queries = x
-        .clone()
-        .reshape([n, 1, d])
-        .expand([n, k, d])
-        .reshape([n * k, d]);
-    let s = match score {
-        PairScore::Dot => (queries * picked).sum_dim(1),
-        PairScore::SqEuclidean | PairScore::Euclidean => {
-            let sq = (queries - picked).square().sum_dim(1);
-            if score == PairScore::Euclidean {
-                // sqrt with a zero gradient at distance 0 (e.g. a point and itself).
-                let zero = sq.clone().equal_elem(0.0);
-                sq.clamp_min(f32::MIN_POSITIVE).sqrt().mask_fill(zero, 0.0)
-            } else {
-                sq
-            }
-        }
-    };
-    s.reshape([n, k])
+    // A few ranks at a time, so that the gathered rows stay within a tile (outside autodiff).
+    let step = (composite::TILE_ELEMENTS / (n * d).max(1)).clamp(1, k.max(1));
+    let blocks: Vec<Tensor<2>> = (0..k)
+        .step_by(step)
+        .map(|r0| {
+            let b = step.min(k - r0);
+            let cols = columns.clone().slice([0..n, r0..r0 + b]).clamp_min(0);
+            let picked = y.clone().select(0, cols.reshape([n * b]));
+            let queries = x
+                .clone()
+                .reshape([n, 1, d])
+                .expand([n, b, d])
+                .reshape([n * b, d]);
+            let s = match score {
+                PairScore::Dot => (queries * picked).sum_dim(1),
+                PairScore::SqEuclidean | PairScore::Euclidean => {
+                    let sq = (queries - picked).square().sum_dim(1);
+                    if score == PairScore::Euclidean {
+                        // sqrt with a zero gradient at distance 0 (e.g. a point and itself).
+                        let zero = sq.clone().equal_elem(0.0);
+                        sq.clamp_min(f32::MIN_POSITIVE).sqrt().mask_fill(zero, 0.0)
+                    } else {
+                        sq
+                    }
+                }
+            };
+            s.reshape([n, b])
+        })
+        .collect();
+    if blocks.is_empty() {
+        return Tensor::zeros([n, 0], (&x.device(), x.dtype()));
+    }
+    Tensor::cat(blocks, 1)
 }

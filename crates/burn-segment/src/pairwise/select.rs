@@ -34,7 +34,19 @@ fn before(a: f64, b: f64, largest: bool) -> bool {
 }
 
 /// The score of two rows, in f64.
+#[inline]
 pub(crate) fn score(a: &[f64], b: &[f64], score: PairScore) -> f64 {
+    if let (PairScore::SqEuclidean | PairScore::Euclidean, [a0, a1, a2], [b0, b1, b2]) =
+        (score, a, b)
+    {
+        // Points in 3-D, the common case: no loop.
+        let sq = (a0 - b0) * (a0 - b0) + (a1 - b1) * (a1 - b1) + (a2 - b2) * (a2 - b2);
+        return if score == PairScore::Euclidean {
+            sq.sqrt()
+        } else {
+            sq
+        };
+    }
     match score {
         PairScore::Dot => a.iter().zip(b).map(|(p, q)| p * q).sum(),
         PairScore::SqEuclidean => a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum(),
@@ -76,19 +88,21 @@ pub(crate) fn select(
             } else {
                 0..m
             };
+            let eligible = |j: usize, s: f64| {
+                spec.mask
+                    .as_ref()
+                    .is_none_or(|mask| mask.eligible(i, j, labels.0[i], labels.1[j], s))
+            };
             for j in columns {
                 let s = score(xi, &y[j * d..(j + 1) * d], spec.score);
-                if let Some(mask) = &spec.mask
-                    && !mask.eligible(i, j, labels.0[i], labels.1[j], s)
-                {
-                    continue;
-                }
-                if sel.nan_wins && s.is_nan() {
+                if sel.nan_wins && s.is_nan() && eligible(j, s) {
                     best.clear();
                     best.push((s, j));
                     break;
                 }
-                if best.len() == sel.k && !before(s, best[sel.k - 1].0, sel.largest) {
+                // The mask is evaluated only for a pair that would enter the buffer.
+                let full = best.len() == sel.k;
+                if (full && !before(s, best[sel.k - 1].0, sel.largest)) || !eligible(j, s) {
                     continue;
                 }
                 let at = best.partition_point(|&(b, _)| !before(s, b, sel.largest));
