@@ -47,16 +47,32 @@ pub(crate) fn score(a: &[f64], b: &[f64], score: PairScore) -> f64 {
             sq
         };
     }
+    let sq = |p: f64, q: f64| (p - q) * (p - q);
     match score {
-        PairScore::Dot => a.iter().zip(b).map(|(p, q)| p * q).sum(),
-        PairScore::SqEuclidean => a.iter().zip(b).map(|(p, q)| (p - q) * (p - q)).sum(),
-        PairScore::Euclidean => a
-            .iter()
-            .zip(b)
-            .map(|(p, q)| (p - q) * (p - q))
-            .sum::<f64>()
-            .sqrt(),
+        PairScore::Dot => lanes(a, b, |p, q| p * q),
+        PairScore::SqEuclidean => lanes(a, b, sq),
+        PairScore::Euclidean => lanes(a, b, sq).sqrt(),
     }
+}
+
+/// `Σ f(a_d, b_d)` over eight independent partial sums (vectorised; a fixed order, so the
+/// same bits on every call).
+#[inline(always)]
+fn lanes(a: &[f64], b: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(p, q)| f(*p, *q))
+        .sum();
+    for (pa, pb) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += f(pa[l], pb[l]);
+        }
+    }
+    acc.iter().sum::<f64>() + tail
 }
 
 /// The rows of `y` selected for each row of `x` (`[N, k]`, -1 past the eligible rows).
