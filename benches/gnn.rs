@@ -27,7 +27,8 @@
 //!   MiB held). The layers aggregate through the plans their graph builds once (on the first
 //!   step, before timing starts).
 //!
-//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray; `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
+//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray (`wgpu` and `cuda` with their
+//! features; each step then waits for the device); `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
 //! every large kernel output is mapped afresh (see `burn_segment::cpu::set_output_pool_capacity`).
 //! The bench calls `burn_segment::cpu::retain_freed_memory` first, as a program training on
 //! large graphs would, so that the tensors of Burn's own ops reuse freed memory;
@@ -59,11 +60,29 @@ fn base() -> Device {
     match std::env::var("GNN_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]
         Ok("ndarray") => Device::ndarray(),
+        #[cfg(feature = "wgpu")]
+        Ok("wgpu") => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+        #[cfg(feature = "cuda")]
+        Ok("cuda") => Device::cuda(0),
         Ok(other) if other != "flex" => {
-            panic!("unknown GNN_BENCH_BACKEND {other:?} (flex, ndarray)")
+            panic!(
+                "unknown GNN_BENCH_BACKEND {other:?} (flex, ndarray, wgpu, cuda with its feature)"
+            )
         }
         _ => Device::flex(),
     }
+}
+
+/// Waits for the device to finish the work queued so far (a no-op on the CPU backends), so that
+/// a GPU step is timed to its end rather than to its last launch.
+fn settle(device: &Device) {
+    device.sync().expect("the device finishes its work");
+}
+
+/// `value`, once the device has finished computing it.
+fn settled<T>(device: &Device, value: T) -> T {
+    settle(device);
+    black_box(value)
 }
 
 fn cora() -> Result<Planetoid, burn_gnn_data::DataError> {
@@ -169,12 +188,18 @@ fn cora_epoch(crit: &mut Criterion) {
         let mut optim = AdamConfig::new().init();
         let mut gat = gat_cfg.init(&device).expect("valid");
         group.bench_function(BenchmarkId::new("gat", form), |b| {
-            b.iter(|| gat = epoch(gat.clone(), &mut optim, &c, sparse, 0.005))
+            b.iter(|| {
+                gat = epoch(gat.clone(), &mut optim, &c, sparse, 0.005);
+                settle(&device)
+            })
         });
         let mut optim = AdamConfig::new().init();
         let mut gcn = gcn_cfg.init(&device).expect("valid");
         group.bench_function(BenchmarkId::new("gcn", form), |b| {
-            b.iter(|| gcn = epoch(gcn.clone(), &mut optim, &c, sparse, 0.01))
+            b.iter(|| {
+                gcn = epoch(gcn.clone(), &mut optim, &c, sparse, 0.01);
+                settle(&device)
+            })
         });
     }
     group.finish();
@@ -289,23 +314,33 @@ fn conv(crit: &mut Criterion) {
             let gcn = GcnConvConfig::new(d, d).init(&device);
             let norm = gcn.normalization(&graph, None);
             group.bench_function(id("gcn"), |b| {
-                b.iter(|| black_box(gcn.forward_normalized(x.clone(), &norm).sum().backward()))
+                b.iter(|| {
+                    settled(
+                        &device,
+                        gcn.forward_normalized(x.clone(), &norm).sum().backward(),
+                    )
+                })
             });
             let gat = GatConvConfig::new(d, d / 8).with_heads(8).init(&device);
             group.bench_function(id("gat"), |b| {
-                b.iter(|| black_box(gat.forward(x.clone(), &graph).sum().backward()))
+                b.iter(|| settled(&device, gat.forward(x.clone(), &graph).sum().backward()))
             });
             let sage = SageConvConfig::new(d, d).init(&device);
             group.bench_function(id("sage"), |b| {
-                b.iter(|| black_box(sage.forward(x.clone(), &graph).sum().backward()))
+                b.iter(|| settled(&device, sage.forward(x.clone(), &graph).sum().backward()))
             });
             let gin = GinConvConfig::new(d, d, d).init(&device);
             group.bench_function(id("gin"), |b| {
-                b.iter(|| black_box(gin.forward(x.clone(), &graph).sum().backward()))
+                b.iter(|| settled(&device, gin.forward(x.clone(), &graph).sum().backward()))
             });
             let graph_conv = GraphConvConfig::new(d, d).init(&device);
             group.bench_function(id("graph_conv"), |b| {
-                b.iter(|| black_box(graph_conv.forward(x.clone(), &graph).sum().backward()))
+                b.iter(|| {
+                    settled(
+                        &device,
+                        graph_conv.forward(x.clone(), &graph).sum().backward(),
+                    )
+                })
             });
             // The layers whose messages are `[E, D]` tensors by definition: up to 1e6 edges.
             if edges <= 1_000_000 {
@@ -318,12 +353,17 @@ fn conv(crit: &mut Criterion) {
                 group.bench_function(id("gine"), |b| {
                     b.iter(|| {
                         let out = gine.forward(x.clone(), &graph, edge_attr.clone());
-                        black_box(out.sum().backward())
+                        settled(&device, out.sum().backward())
                     })
                 });
                 let edge_conv = EdgeConvConfig::new(d, d, d).init(&device).expect("valid");
                 group.bench_function(id("edge_conv"), |b| {
-                    b.iter(|| black_box(edge_conv.forward(x.clone(), &graph).sum().backward()))
+                    b.iter(|| {
+                        settled(
+                            &device,
+                            edge_conv.forward(x.clone(), &graph).sum().backward(),
+                        )
+                    })
                 });
             }
             // How many large outputs reused a pooled block (misses = blocks mapped).

@@ -14,7 +14,9 @@
 //!
 //! Before the timings, each case runs once with the process's peak resident memory reset
 //! (`/proc/self/clear_refs`, Linux) and prints the peak above the memory held before the call,
-//! next to the size of its inputs and outputs. `PAIRWISE_BENCH_MAX_N` (default 100000) caps N.
+//! next to the size of its inputs and outputs. `PAIRWISE_BENCH_MAX_N` (default 100000) caps N;
+//! `PAIRWISE_BENCH_BACKEND=wgpu` or `cuda` (with its feature) runs on a GPU, each call waiting
+//! for the device (the memory figures are then the host's only).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -104,8 +106,27 @@ fn attention_dense(q: Tensor<2>, k: Tensor<2>, v: Tensor<2>, ids: Tensor<1, Int>
     softmax(logits, 1).matmul(v)
 }
 
+fn device() -> Device {
+    match std::env::var("PAIRWISE_BENCH_BACKEND").as_deref() {
+        #[cfg(feature = "wgpu")]
+        Ok("wgpu") => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
+        #[cfg(feature = "cuda")]
+        Ok("cuda") => Device::cuda(0),
+        Ok(other) if other != "flex" => {
+            panic!("unknown PAIRWISE_BENCH_BACKEND {other:?} (flex, wgpu, cuda with its feature)")
+        }
+        _ => Device::flex(),
+    }
+}
+
+/// `value`, once the device has finished computing it.
+fn settled<T>(device: &Device, value: T) -> T {
+    device.sync().expect("the device finishes its work");
+    black_box(value)
+}
+
 fn bench(c: &mut Criterion) {
-    let device = Device::flex();
+    let device = device();
     let mut group = c.benchmark_group("pairwise");
     group
         .sample_size(10)
@@ -119,7 +140,7 @@ fn bench(c: &mut Criterion) {
             report_memory(&name, mib(n * d + 2 * n * 16 * 2), || {
                 drop(black_box(run()))
             });
-            group.bench_function(&name, |b| b.iter(|| black_box(run())));
+            group.bench_function(&name, |b| b.iter(|| settled(&device, run())));
         }
         let n = 10_000;
         let x = points(n, d, &device);
@@ -128,12 +149,14 @@ fn bench(c: &mut Criterion) {
         report_memory(&name, mib(n * d + 2 * n * 16 * 2), || {
             drop(black_box(single()))
         });
-        group.bench_function(&name, |b| b.iter(|| black_box(single())));
+        group.bench_function(&name, |b| b.iter(|| settled(&device, single())));
         let name = format!("knn_dense/D={d}/N={n}");
         report_memory(&name, mib(n * d + n * 16 * 2), || {
             drop(black_box(knn_dense(x.clone(), 17)))
         });
-        group.bench_function(&name, |b| b.iter(|| black_box(knn_dense(x.clone(), 17))));
+        group.bench_function(&name, |b| {
+            b.iter(|| settled(&device, knn_dense(x.clone(), 17)))
+        });
     }
     for n in sizes() {
         let (q, k, v) = (
@@ -146,12 +169,14 @@ fn bench(c: &mut Criterion) {
         report_memory(&name, mib(4 * n * 64), || {
             drop(black_box(attention(&q, &k, &v, &ids)))
         });
-        group.bench_function(&name, |b| b.iter(|| black_box(attention(&q, &k, &v, &ids))));
+        group.bench_function(&name, |b| {
+            b.iter(|| settled(&device, attention(&q, &k, &v, &ids)))
+        });
         if n <= 10_000 {
             let dense = || attention_dense(q.clone(), k.clone(), v.clone(), ids.clone());
             let name = format!("attention_dense/N={n}");
             report_memory(&name, mib(4 * n * 64), || drop(black_box(dense())));
-            group.bench_function(&name, |b| b.iter(|| black_box(dense())));
+            group.bench_function(&name, |b| b.iter(|| settled(&device, dense())));
         }
     }
     group.finish();

@@ -105,8 +105,12 @@ fn device() -> Device {
         Ok("wgpu") => Device::wgpu(burn::tensor::DeviceKind::DefaultDevice),
         #[cfg(not(feature = "wgpu"))]
         Ok("wgpu") => panic!("SEGMENT_BENCH_BACKEND=wgpu needs `--features wgpu`"),
+        #[cfg(feature = "cuda")]
+        Ok("cuda") => Device::cuda(0),
+        #[cfg(not(feature = "cuda"))]
+        Ok("cuda") => panic!("SEGMENT_BENCH_BACKEND=cuda needs `--features cuda`"),
         Ok(other) if other != "flex" => {
-            panic!("unknown SEGMENT_BENCH_BACKEND {other:?} (flex, ndarray, wgpu)")
+            panic!("unknown SEGMENT_BENCH_BACKEND {other:?} (flex, ndarray, wgpu, cuda)")
         }
         _ => Device::flex(),
     }

@@ -30,7 +30,7 @@ pub(crate) fn flat_rows(shape: &Shape, num_segments: usize) -> (usize, usize, Sh
 }
 
 /// What `Fusion` records for `segment_extreme`: values like the data, arguments like the ids.
-#[cfg(feature = "wgpu")]
+#[cfg(feature = "cube")]
 fn extreme_specs(
     data: &burn::backend::fusion::custom::TensorSpec,
     segment_ids: &burn::backend::fusion::custom::TensorSpec,
@@ -82,8 +82,8 @@ pub enum SegmentExtreme {
     Autodiff,
     NdArray,
     Flex,
-    Cube: cfg(feature = "wgpu"),
-    Fusion: cfg(feature = "wgpu")
+    Cube: cfg(feature = "cube"),
+    Fusion: cfg(feature = "cube")
 )]
 pub trait SegmentBackend: Backend {
     /// Sum, product, max or min of each segment's float rows (values only).

@@ -146,7 +146,7 @@ mod autodiff;
 mod backend;
 pub mod composite;
 pub mod cpu;
-#[cfg(feature = "wgpu")]
+#[cfg(feature = "cube")]
 mod cube;
 mod fused;
 mod masked;
@@ -165,7 +165,7 @@ mod wgpu_probe;
 
 pub use api::*;
 pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
-#[cfg(feature = "wgpu")]
+#[cfg(feature = "cube")]
 #[doc(hidden)]
 pub use cube::wgpu_kernel_calls;
 pub use fused::{

@@ -63,8 +63,8 @@ pub enum PairWeight {
     Autodiff,
     NdArray,
     Flex,
-    Cube: cfg(feature = "wgpu"),
-    Fusion: cfg(feature = "wgpu")
+    Cube: cfg(feature = "cube"),
+    Fusion: cfg(feature = "cube")
 )]
 pub trait PairwiseBackend: Backend {
     /// `[N, C + 1]`: columns `..C` are `Σ_j m_ij w_ij v_j` over the eligible pairs of row `i`
@@ -112,7 +112,7 @@ pub trait PairwiseBackend: Backend {
 
 impl PairwiseBackend for burn::backend::NdArray {}
 impl PairwiseBackend for burn::backend::Flex {}
-#[cfg(feature = "wgpu")]
+#[cfg(feature = "cube")]
 impl PairwiseBackend for burn_cubecl::CubeBackend {}
 
 /// The inputs, labels, spec and weight of a tracked `pairwise_matmul`, and its output.

@@ -12,7 +12,7 @@ use crate::validate::SegmentError;
 /// [`SegmentPlan`] builds one, so the kernels may trust what it holds (ids in range, offsets
 /// and a permutation consistent with them): they write rows through it without checks.
 #[derive(ExtensionType, Debug)]
-#[extension_type(fusion: cfg(feature = "wgpu"))]
+#[extension_type(fusion: cfg(feature = "cube"))]
 pub struct SegmentPlanPrimitive<B: Backend> {
     /// The ids the plan was built from, `[E]`.
     pub(crate) segment_ids: IntTensor<B>,

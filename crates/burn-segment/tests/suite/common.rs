@@ -38,7 +38,12 @@ impl Target {
     /// rather than rejected with a panic (the CPU kernels).
     /// A plan rejects bad ids when it is built, on every backend.
     pub fn drops_bad_ids(&self) -> bool {
-        self.path == Path::Composite || (self.path == Path::Public && self.name.contains("wgpu"))
+        self.path == Path::Composite || (self.path == Path::Public && self.is_cube())
+    }
+
+    /// Whether the target runs the CubeCL kernels (wgpu, CUDA).
+    pub fn is_cube(&self) -> bool {
+        self.name.contains("wgpu") || self.name.contains("cuda")
     }
 
     pub fn is_autodiff(&self) -> bool {
@@ -112,6 +117,31 @@ pub fn targets() -> Vec<Target> {
             device: wgpu.autodiff(),
             path: Path::Planned,
         });
+    }
+    // CUDA: with the `cuda` feature, on a machine with an NVIDIA driver, when asked for
+    // (BURN_GNN_CUDA_TESTS=1; benches/gpu.sh sets it).
+    #[cfg(feature = "cuda")]
+    if std::env::var("BURN_GNN_CUDA_TESTS").as_deref() == Ok("1") {
+        let cuda = Device::cuda(0);
+        t.push(Target {
+            name: "cuda",
+            device: cuda.clone(),
+            path: Path::Public,
+        });
+        t.push(Target {
+            name: "autodiff<cuda>",
+            device: cuda.clone().autodiff(),
+            path: Path::Public,
+        });
+        t.push(Target {
+            name: "planned(autodiff<cuda>)",
+            device: cuda.autodiff(),
+            path: Path::Planned,
+        });
+    }
+    // BURN_GNN_ONLY_TARGETS=cuda keeps the targets whose name holds it (benches/gpu.sh).
+    if let Ok(only) = std::env::var("BURN_GNN_ONLY_TARGETS") {
+        t.retain(|target| target.name.contains(only.as_str()));
     }
     t
 }

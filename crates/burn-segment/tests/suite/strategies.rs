@@ -264,10 +264,10 @@ fn backends_that_drop_out_of_range_ids_drop_them_in_any_order() {
     }
 }
 
-#[cfg(feature = "wgpu")]
+#[cfg(feature = "cube")]
 #[test]
 fn wgpu_calls_reach_the_cubecl_kernels_through_fusion() {
-    for t in targets().into_iter().filter(|t| t.name.contains("wgpu")) {
+    for t in targets().into_iter().filter(|t| t.is_cube()) {
         let before = burn_segment::wgpu_kernel_calls();
         let x = f32s(&[1.0, 2.0, 3.0], [3, 1], &t.device);
         let seg = ids(&[1, 0, 1], &t.device, true);
