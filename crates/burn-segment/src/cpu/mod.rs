@@ -8,7 +8,7 @@ pub(crate) mod kernels;
 mod ops;
 mod output;
 pub(crate) mod simd;
-mod tensor;
+pub(crate) mod tensor;
 
 pub use heap::retain_freed_memory;
 pub use ops::unplanned_calls_on_this_thread;

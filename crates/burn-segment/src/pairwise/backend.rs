@@ -110,8 +110,57 @@ pub trait PairwiseBackend: Backend {
     }
 }
 
-impl PairwiseBackend for burn::backend::NdArray {}
-impl PairwiseBackend for burn::backend::Flex {}
+/// The CPU backends: the kernels of `cpu` for f32, the composite otherwise.
+macro_rules! impl_cpu_backend {
+    ($backend:ty) => {
+        impl PairwiseBackend for $backend {
+            fn pairwise_matmul(
+                x: FloatTensor<Self>,
+                y: FloatTensor<Self>,
+                v: FloatTensor<Self>,
+                labels_x: IntTensor<Self>,
+                labels_y: IntTensor<Self>,
+                spec: PairSpec,
+                weight: PairWeight,
+            ) -> FloatTensor<Self> {
+                let labels = [&labels_x, &labels_y];
+                match super::cpu::matmul([&x, &y, &v], labels, &spec, weight) {
+                    Some(out) => out,
+                    None => {
+                        composite::matmul::<Self>([x, y, v], [labels_x, labels_y], &spec, weight)
+                    }
+                }
+            }
+
+            fn pairwise_matmul_backward(
+                x: FloatTensor<Self>,
+                y: FloatTensor<Self>,
+                v: FloatTensor<Self>,
+                labels_x: IntTensor<Self>,
+                labels_y: IntTensor<Self>,
+                spec: PairSpec,
+                weight: PairWeight,
+                out: FloatTensor<Self>,
+                grad: FloatTensor<Self>,
+            ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
+                let tensors = [&x, &y, &v, &out, &grad];
+                let labels = [&labels_x, &labels_y];
+                match super::cpu::matmul_backward(tensors, labels, &spec, weight) {
+                    Some(grads) => grads,
+                    None => composite::matmul_backward::<Self>(
+                        [x, y, v, out, grad],
+                        [labels_x, labels_y],
+                        &spec,
+                        weight,
+                    ),
+                }
+            }
+        }
+    };
+}
+
+impl_cpu_backend!(burn::backend::NdArray);
+impl_cpu_backend!(burn::backend::Flex);
 #[cfg(feature = "cube")]
 impl PairwiseBackend for burn_cubecl::CubeBackend {}
 

@@ -32,6 +32,7 @@
 
 mod backend;
 pub mod composite;
+mod cpu;
 mod mask;
 pub mod reference;
 mod select;

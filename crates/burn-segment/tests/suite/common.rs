@@ -274,7 +274,7 @@ pub fn assert_close(what: &str, got: &[f64], want: &[f64], rtol: f64, atol: f64)
     }
 }
 
-fn nd<const D: usize, K>(
+pub fn nd<const D: usize, K>(
     t: Tensor<D, K>,
 ) -> <K as burn::tensor::BackendPrimitive<NdArray>>::Primitive
 where

@@ -514,3 +514,70 @@ fn gradients_match_central_differences_of_the_reference() {
         }
     }
 }
+
+#[test]
+#[allow(deprecated)] // NdArray: the backend whose primitives the composite runs on here
+fn cpu_kernels_equal_the_composite() {
+    use burn::backend::NdArray;
+    use burn_segment::pairwise::composite;
+    use burn_segment::pairwise::{PairScore, PairSpec, PairWeight, PairwiseBackend};
+    #[allow(deprecated)]
+    let device = Device::ndarray();
+    let mut c = Case::new(9, 11, 3, 71);
+    c.lx.sort();
+    c.ly.sort();
+    let f = |v: &[f64], shape: [usize; 2]| nd(f32s(v, shape, &device));
+    let l = |v: &[i64]| nd(ints(v, [v.len()], &device, burn::tensor::DType::I64));
+    let (v, grad) = (uniform(c.m * 2, 1), uniform(c.n * 3, 2));
+    let spans: Vec<[usize; 2]> =
+        c.lx.iter()
+            .map(|&l| {
+                [
+                    c.ly.partition_point(|&t| t < l),
+                    c.ly.partition_point(|&t| t <= l),
+                ]
+            })
+            .collect();
+    let masks = [
+        (None, None),
+        (Some(PairMask::within(0.9) | PairMask::causal(1)), None),
+        (
+            Some(PairMask::same_group() & !PairMask::diagonal()),
+            Some(std::sync::Arc::new(spans)),
+        ),
+    ];
+    let host = |t| read(Tensor::<2>::from_primitive::<NdArray>(t));
+    for score in [PairScore::Dot, PairScore::SqEuclidean, PairScore::Euclidean] {
+        for (mask, column_spans) in masks.clone() {
+            for weight in [PairWeight::Score, PairWeight::Softmax, PairWeight::One] {
+                let spec = PairSpec {
+                    score,
+                    mask: mask.clone(),
+                    column_spans: column_spans.clone(),
+                };
+                let what = format!("{score:?} {mask:?} {weight:?}");
+                let inputs = || {
+                    let xyv = [f(&c.x, [c.n, c.d]), f(&c.y, [c.m, c.d]), f(&v, [c.m, 2])];
+                    (xyv, [l(&c.lx), l(&c.ly)])
+                };
+                let ([x, y, vt], [lx, ly]) = inputs();
+                let kernel = NdArray::pairwise_matmul(x, y, vt, lx, ly, spec.clone(), weight);
+                let (xyv, labels) = inputs();
+                let reference = composite::matmul::<NdArray>(xyv, labels, &spec, weight);
+                let out = host(kernel);
+                assert_close(&what, &out, &host(reference), 1e-5, 1e-5);
+                let ([x, y, vt], [lx, ly]) = inputs();
+                let (o, g) = (f(&out, [c.n, 3]), f(&grad, [c.n, 3]));
+                let k =
+                    NdArray::pairwise_matmul_backward(x, y, vt, lx, ly, spec.clone(), weight, o, g);
+                let ([x, y, vt], labels) = inputs();
+                let (o, g) = (f(&out, [c.n, 3]), f(&grad, [c.n, 3]));
+                let r =
+                    composite::matmul_backward::<NdArray>([x, y, vt, o, g], labels, &spec, weight);
+                assert_close(&format!("{what} dx"), &host(k.0), &host(r.0), 1e-4, 1e-5);
+                assert_close(&format!("{what} dy"), &host(k.1), &host(r.1), 1e-4, 1e-5);
+                assert_close(&format!("{what} dv"), &host(k.2), &host(r.2), 1e-4, 1e-5);
+            }
+        }
+    }
+}
