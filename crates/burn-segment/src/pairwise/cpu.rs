@@ -7,7 +7,7 @@
 use burn::tensor::{DType, Shape};
 use rayon::prelude::*;
 
-use super::{PairScore, PairSpec, PairWeight};
+use super::{PairScore, PairSpec, PairWeight, lanes};
 use crate::cpu::tensor::CpuTensor;
 
 /// The labels as i64, or `None` for an unsupported dtype.
@@ -30,25 +30,6 @@ fn inputs<T: CpuTensor>(
     }
     let f = |t: &T| t.values::<f32>().into_owned();
     Some(([f(x), f(y), f(v)], [labels(lx)?, labels(ly)?]))
-}
-
-/// `Σ f(a_d, b_d)` over eight partial sums (vectorised, a fixed order).
-#[inline(always)]
-fn lanes(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(p, q)| f(*p, *q))
-        .sum();
-    for (pa, pb) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] += f(pa[l], pb[l]);
-        }
-    }
-    acc.iter().sum::<f32>() + tail
 }
 
 #[inline]

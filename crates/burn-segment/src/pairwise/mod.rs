@@ -457,6 +457,29 @@ impl Pairwise {
     }
 }
 
+/// `Σ f(a_d, b_d)` over eight independent partial sums (vectorised; a fixed order, so the same
+/// bits on every call), for the host selection (f64) and the CPU kernels (f32).
+#[inline(always)]
+pub(crate) fn lanes<T>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> T
+where
+    T: Copy + Default + core::ops::Add<Output = T> + core::iter::Sum<T>,
+{
+    let mut acc = [T::default(); 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: T = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(p, q)| f(*p, *q))
+        .sum();
+    for (pa, pb) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] = acc[l] + f(pa[l], pb[l]);
+        }
+    }
+    acc.into_iter().sum::<T>() + tail
+}
+
 /// Rows scaled to unit length (`max(|x|, 1e-8)`), as cosine similarity normalises.
 fn unit_rows(x: &Tensor<2>) -> Tensor<2> {
     let norm = x.clone().square().sum_dim(1).sqrt().clamp_min(1e-8);

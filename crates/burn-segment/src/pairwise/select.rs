@@ -4,7 +4,8 @@
 
 use rayon::prelude::*;
 
-use super::{PairScore, PairSpec};
+use super::{PairScore, PairSpec, lanes};
+use crate::cpu::kernels::before;
 
 /// What [`select`] keeps per row.
 #[derive(Clone, Copy, Debug)]
@@ -15,22 +16,6 @@ pub(crate) struct Selection {
     pub largest: bool,
     /// A NaN score wins outright (`amin`): the first NaN is returned alone.
     pub nan_wins: bool,
-}
-
-/// Whether `a` ranks strictly before `b`: NaN above every number.
-fn before(a: f64, b: f64, largest: bool) -> bool {
-    match (a.is_nan(), b.is_nan()) {
-        (true, true) => false,
-        (true, false) => largest,
-        (false, true) => !largest,
-        (false, false) => {
-            if largest {
-                a > b
-            } else {
-                a < b
-            }
-        }
-    }
 }
 
 /// The score of two rows, in f64.
@@ -53,26 +38,6 @@ pub(crate) fn score(a: &[f64], b: &[f64], score: PairScore) -> f64 {
         PairScore::SqEuclidean => lanes(a, b, sq),
         PairScore::Euclidean => lanes(a, b, sq).sqrt(),
     }
-}
-
-/// `Σ f(a_d, b_d)` over eight independent partial sums (vectorised; a fixed order, so the
-/// same bits on every call).
-#[inline(always)]
-fn lanes(a: &[f64], b: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
-    let mut acc = [0.0f64; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f64 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(p, q)| f(*p, *q))
-        .sum();
-    for (pa, pb) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] += f(pa[l], pb[l]);
-        }
-    }
-    acc.iter().sum::<f64>() + tail
 }
 
 /// The rows of `y` selected for each row of `x` (`[N, k]`, -1 past the eligible rows).

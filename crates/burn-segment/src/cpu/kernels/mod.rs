@@ -30,7 +30,7 @@ pub(crate) use plan::CsrPlan;
 pub(crate) use quantile::quantile_rows;
 pub(crate) use reduce::{count, reduce_product, reduce_sum};
 pub(crate) use softmax::{softmax, softmax_in_place};
-pub(crate) use topk::topk_rows;
+pub(crate) use topk::{before, topk_rows};
 
 /// An `[N, d]` output in which segment `s`'s row is `init` folded by `f(s, row)`, built in
 /// parallel over the segments. Each row is set to `init` just before `f` folds into it (while

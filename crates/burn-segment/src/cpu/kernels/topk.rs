@@ -24,7 +24,7 @@ impl TopkKey for f64 {
 /// the smallest, smaller numbers first and NaN last. Equal values do not: the earlier row
 /// keeps its rank.
 #[inline(always)]
-fn before<T: TopkKey>(a: T, b: T, largest: bool) -> bool {
+pub(crate) fn before<T: TopkKey>(a: T, b: T, largest: bool) -> bool {
     match (a.is_nan(), b.is_nan()) {
         (true, true) => false,
         (true, false) => largest,
