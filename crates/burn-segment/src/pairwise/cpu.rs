@@ -7,7 +7,8 @@
 use burn::tensor::{DType, Shape};
 use rayon::prelude::*;
 
-use super::{PairScore, PairSpec, PairWeight, lanes};
+use super::select::lanes;
+use super::{PairScore, PairSpec, PairWeight};
 use crate::cpu::tensor::CpuTensor;
 
 /// The labels as i64, or `None` for an unsupported dtype.

@@ -22,8 +22,10 @@
 //!   last; `amin` / `amax` propagate NaN (a row holding one returns NaN).
 //! - **Memory.** Peak memory is `O((N + M)(D + C + k))` plus a tile of at most
 //!   [`composite::TILE_ELEMENTS`] elements (recomputed in the backward pass, never stored).
-//! - **Where it runs.** Sums, means, counts, logsumexp and `softmax_matmul` run on the inputs'
-//!   device, tiled (the composite of [`PairwiseBackend`]), with a hand-written backward;
+//! - **Where it runs.** Sums, means, counts, logsumexp and `softmax_matmul` are one op of
+//!   [`PairwiseBackend`] with a hand-written backward: CPU kernels on NdArray and Flex (f32; one
+//!   task per output row or column, the same bits for any thread count), the tiled composite
+//!   elsewhere (wgpu: no CubeCL kernel yet);
 //!   selections (`min`, `max`, `amin`, `amax`, `topk`) choose their pairs on the host (f64
 //!   scores; one read of the inputs, a sync on a GPU) and recompute the chosen scores on the
 //!   device, so gradients reach exactly the selected pairs. A `within(r)` mask is evaluated in
@@ -33,17 +35,21 @@
 mod backend;
 pub mod composite;
 mod cpu;
+mod error;
 mod mask;
 pub mod reference;
 mod select;
+mod values;
 
 use std::sync::Arc;
 
 use burn::tensor::{Int, Tensor, TensorData};
 
 pub use backend::{PairScore, PairSpec, PairWeight, PairwiseBackend};
+pub use error::PairwiseError;
 pub use mask::PairMask;
 use select::Selection;
+use values::{scores_at, unit_rows};
 
 use burn::backend::Dispatch;
 
@@ -61,48 +67,6 @@ pub enum PairMetric {
     Dot,
     /// `x · y / (max(|x|, ε) max(|y|, ε))` with `ε = 1e-8`, as `torch.cosine_similarity`.
     Cosine,
-}
-
-/// What can be wrong with a pairwise expression.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PairwiseError {
-    /// `x` and `y` have rows of different widths.
-    #[error("x has rows of width {x} but y of width {y}")]
-    WidthMismatch {
-        /// Width of `x`.
-        x: usize,
-        /// Width of `y`.
-        y: usize,
-    },
-    /// A label tensor has the wrong length.
-    #[error("labels_{side} has {got} entries for {expected} rows")]
-    LabelLength {
-        /// `"x"` or `"y"`.
-        side: &'static str,
-        /// Rows of that side.
-        expected: usize,
-        /// Entries given.
-        got: usize,
-    },
-    /// A group mask was given before [`Pairwise::groups`].
-    #[error("a same_group / different_group mask needs labels: call Pairwise::groups first")]
-    MissingGroups,
-    /// [`Pairwise::sorted_groups`] was given labels that decrease somewhere.
-    #[error("labels_{side} are not sorted: entry {position} is below the one before it")]
-    UnsortedGroups {
-        /// `"x"` or `"y"`.
-        side: &'static str,
-        /// The first entry below its predecessor.
-        position: usize,
-    },
-    /// The values of `softmax_matmul` do not have one row per row of `y`.
-    #[error("v has {got} rows, y has {expected}")]
-    ValueRows {
-        /// Rows of `y`.
-        expected: usize,
-        /// Rows of `v`.
-        got: usize,
-    },
 }
 
 /// A lazy pairwise expression: rows of `x: [N, D]` against rows of `y: [M, D]` under a metric
@@ -455,76 +419,4 @@ impl Pairwise {
         let columns = select::select(&hx, &hy, d, (&hlx, &hly), spec, sel);
         Tensor::from_data(TensorData::new(columns, [n, sel.k]), (&device, dtype))
     }
-}
-
-/// `Σ f(a_d, b_d)` over eight independent partial sums (vectorised; a fixed order, so the same
-/// bits on every call), for the host selection (f64) and the CPU kernels (f32).
-#[inline(always)]
-pub(crate) fn lanes<T>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> T
-where
-    T: Copy + Default + core::ops::Add<Output = T> + core::iter::Sum<T>,
-{
-    let mut acc = [T::default(); 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: T = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(p, q)| f(*p, *q))
-        .sum();
-    for (pa, pb) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] = acc[l] + f(pa[l], pb[l]);
-        }
-    }
-    acc.into_iter().sum::<T>() + tail
-}
-
-/// Rows scaled to unit length (`max(|x|, 1e-8)`), as cosine similarity normalises.
-fn unit_rows(x: &Tensor<2>) -> Tensor<2> {
-    let norm = x.clone().square().sum_dim(1).sqrt().clamp_min(1e-8);
-    x.clone() / norm
-}
-
-/// `score(x_i, y_{columns[i, r]})`, `[N, k]`, differentiable (clamped columns where -1).
-fn scores_at(
-    x: &Tensor<2>,
-    y: &Tensor<2>,
-    columns: &Tensor<2, Int>,
-    score: PairScore,
-) -> Tensor<2> {
-    let ([n, d], [_, k]) = (x.dims(), columns.dims());
-    // A few ranks at a time, so that the gathered rows stay within a tile (outside autodiff).
-    let step = (composite::TILE_ELEMENTS / (n * d).max(1)).clamp(1, k.max(1));
-    let blocks: Vec<Tensor<2>> = (0..k)
-        .step_by(step)
-        .map(|r0| {
-            let b = step.min(k - r0);
-            let cols = columns.clone().slice([0..n, r0..r0 + b]).clamp_min(0);
-            let picked = y.clone().select(0, cols.reshape([n * b]));
-            let queries = x
-                .clone()
-                .reshape([n, 1, d])
-                .expand([n, b, d])
-                .reshape([n * b, d]);
-            let s = match score {
-                PairScore::Dot => (queries * picked).sum_dim(1),
-                PairScore::SqEuclidean | PairScore::Euclidean => {
-                    let sq = (queries - picked).square().sum_dim(1);
-                    if score == PairScore::Euclidean {
-                        // sqrt with a zero gradient at distance 0 (e.g. a point and itself).
-                        let zero = sq.clone().equal_elem(0.0);
-                        sq.clamp_min(f32::MIN_POSITIVE).sqrt().mask_fill(zero, 0.0)
-                    } else {
-                        sq
-                    }
-                }
-            };
-            s.reshape([n, b])
-        })
-        .collect();
-    if blocks.is_empty() {
-        return Tensor::zeros([n, 0], (&x.device(), x.dtype()));
-    }
-    Tensor::cat(blocks, 1)
 }

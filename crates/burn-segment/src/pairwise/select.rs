@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::{PairScore, PairSpec, lanes};
+use super::{PairScore, PairSpec};
 use crate::cpu::kernels::before;
 
 /// What [`select`] keeps per row.
@@ -96,4 +96,27 @@ pub(crate) fn select(
         },
     );
     out
+}
+
+/// `Σ f(a_d, b_d)` over eight independent partial sums (vectorised; a fixed order, so the same
+/// bits on every call), for the host selection (f64) and the CPU kernels (f32).
+#[inline(always)]
+pub(crate) fn lanes<T>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> T
+where
+    T: Copy + Default + core::ops::Add<Output = T> + core::iter::Sum<T>,
+{
+    let mut acc = [T::default(); 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: T = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(p, q)| f(*p, *q))
+        .sum();
+    for (pa, pb) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] = acc[l] + f(pa[l], pb[l]);
+        }
+    }
+    acc.into_iter().sum::<T>() + tail
 }
