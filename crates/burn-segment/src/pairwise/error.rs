@@ -21,10 +21,10 @@ pub enum PairwiseError {
         /// Entries given.
         got: usize,
     },
-    /// A group mask was given before [`Pairwise::groups`].
+    /// A group mask was given before [`Pairwise::groups`](super::Pairwise::groups).
     #[error("a same_group / different_group mask needs labels: call Pairwise::groups first")]
     MissingGroups,
-    /// [`Pairwise::sorted_groups`] was given labels that decrease somewhere.
+    /// [`Pairwise::sorted_groups`](super::Pairwise::sorted_groups) was given labels that decrease somewhere.
     #[error("labels_{side} are not sorted: entry {position} is below the one before it")]
     UnsortedGroups {
         /// `"x"` or `"y"`.
