@@ -57,7 +57,7 @@ fn neighbours(
     let labels =
         |l: &[i64]| Tensor::<1, Int>::from_data(TensorData::new(l.to_vec(), [l.len()]), &device);
     let mut pairwise = pairwise
-        .groups(labels(query.1), labels(points.1))
+        .sorted_groups(labels(query.1), labels(points.1))
         .and_then(|p| p.mask(PairMask::same_group()))
         .map_err(|e| GraphError::InvalidArgument(e.to_string()))?;
     if let Some(r) = radius {
@@ -78,15 +78,19 @@ fn neighbours(
         .collect())
 }
 
-/// The graph of `pairs` (query, neighbour) over the points of `labels`, with edges
-/// neighbour -> query (`SourceToTarget`) or query -> neighbour.
+/// The graph linking each point of `x` to up to `k` points of its graph (within `radius` if
+/// given), with edges neighbour -> point (`SourceToTarget`) or point -> neighbour.
 fn graph_of(
-    pairs: Vec<(i64, i64)>,
-    labels: &[i64],
-    n_graph: usize,
+    x: &Tensor<2>,
+    k: usize,
+    radius: Option<f64>,
+    batch: Option<&Tensor<1, Int>>,
+    self_loops: bool,
     flow: Flow,
-    device: &burn::tensor::Device,
-) -> GraphsTuple {
+) -> Result<GraphsTuple, GraphError> {
+    let (labels, n_graph) = batch_labels(batch, x.dims()[0], "batch")?;
+    let pairs = neighbours((x, &labels), (x, &labels), k, radius, !self_loops)?;
+    let (device, labels) = (x.device(), &labels);
     let (mut n_node, mut n_edge) = (vec![0i64; n_graph], vec![0i64; n_graph]);
     for &l in labels {
         n_node[l as usize] += 1;
@@ -100,16 +104,16 @@ fn graph_of(
         Flow::TargetToSource => (queries, others),
     };
     let mut g = GraphsTuple::builder(
-        index_tensor(senders, device),
-        index_tensor(receivers, device),
+        index_tensor(senders, &device),
+        index_tensor(receivers, &device),
     )
-    .n_node(index_tensor(n_node, device))
-    .n_edge(index_tensor(n_edge, device))
+    .n_node(index_tensor(n_node, &device))
+    .n_edge(index_tensor(n_edge, &device))
     .num_nodes(labels.len())
     .build_unchecked()
     .expect("consistent by construction");
     g.sorted_by_receiver = flow == Flow::SourceToTarget;
-    g
+    Ok(g)
 }
 
 /// The graph linking every point to its `k` nearest neighbours of the same graph (Euclidean;
@@ -138,9 +142,7 @@ pub fn knn_graph(
     self_loops: bool,
     flow: Flow,
 ) -> Result<GraphsTuple, GraphError> {
-    let (labels, n_graph) = batch_labels(batch, x.dims()[0], "batch")?;
-    let pairs = neighbours((x, &labels), (x, &labels), k, None, !self_loops)?;
-    Ok(graph_of(pairs, &labels, n_graph, flow, &x.device()))
+    graph_of(x, k, None, batch, self_loops, flow)
 }
 
 /// The graph linking every point to the points of its graph closer than `r` (Euclidean,
@@ -159,15 +161,7 @@ pub fn radius_graph(
     max_num_neighbors: usize,
     flow: Flow,
 ) -> Result<GraphsTuple, GraphError> {
-    let (labels, n_graph) = batch_labels(batch, x.dims()[0], "batch")?;
-    let pairs = neighbours(
-        (x, &labels),
-        (x, &labels),
-        max_num_neighbors,
-        Some(r),
-        !self_loops,
-    )?;
-    Ok(graph_of(pairs, &labels, n_graph, flow, &x.device()))
+    graph_of(x, max_num_neighbors, Some(r), batch, self_loops, flow)
 }
 
 /// For each point of `y`, its `k` nearest points of `x` in the same graph (PyG's `knn`):
@@ -186,10 +180,7 @@ pub fn knn(
     batch_x: Option<&Tensor<1, Int>>,
     batch_y: Option<&Tensor<1, Int>>,
 ) -> Result<Tensor<2, Int>, GraphError> {
-    let (lx, _) = batch_labels(batch_x, x.dims()[0], "batch_x")?;
-    let (ly, _) = batch_labels(batch_y, y.dims()[0], "batch_y")?;
-    let pairs = neighbours((y, &ly), (x, &lx), k, None, false)?;
-    Ok(assignment(pairs, &x.device()))
+    assignment(x, y, k, None, [batch_x, batch_y])
 }
 
 /// For each point of `y`, the points of `x` of its graph closer than `r`, at most
@@ -205,15 +196,25 @@ pub fn radius(
     batch_y: Option<&Tensor<1, Int>>,
     max_num_neighbors: usize,
 ) -> Result<Tensor<2, Int>, GraphError> {
-    let (lx, _) = batch_labels(batch_x, x.dims()[0], "batch_x")?;
-    let (ly, _) = batch_labels(batch_y, y.dims()[0], "batch_y")?;
-    let pairs = neighbours((y, &ly), (x, &lx), max_num_neighbors, Some(r), false)?;
-    Ok(assignment(pairs, &x.device()))
+    assignment(x, y, max_num_neighbors, Some(r), [batch_x, batch_y])
 }
 
-/// `[2, E]`: the queries, then their neighbours.
-fn assignment(pairs: Vec<(i64, i64)>, device: &burn::tensor::Device) -> Tensor<2, Int> {
+/// For each point of `y`, up to `k` points of `x` of its graph (within `radius` if given):
+/// `[2, E]`, the `y` points, then their neighbours.
+fn assignment(
+    x: &Tensor<2>,
+    y: &Tensor<2>,
+    k: usize,
+    radius: Option<f64>,
+    [batch_x, batch_y]: [Option<&Tensor<1, Int>>; 2],
+) -> Result<Tensor<2, Int>, GraphError> {
+    let (lx, _) = batch_labels(batch_x, x.dims()[0], "batch_x")?;
+    let (ly, _) = batch_labels(batch_y, y.dims()[0], "batch_y")?;
+    let pairs = neighbours((y, &ly), (x, &lx), k, radius, false)?;
     let e = pairs.len();
     let (q, p): (Vec<i64>, Vec<i64>) = pairs.into_iter().unzip();
-    Tensor::from_data(TensorData::new([q, p].concat(), [2, e]), device)
+    Ok(Tensor::from_data(
+        TensorData::new([q, p].concat(), [2, e]),
+        &x.device(),
+    ))
 }

@@ -41,6 +41,16 @@ pub struct PairSpec {
     pub column_spans: Option<std::sync::Arc<Vec<[usize; 2]>>>,
 }
 
+impl PairSpec {
+    /// The rows of `y` that row `i` of `x` visits: its span, or all `m` of them.
+    pub(crate) fn columns(&self, i: usize, m: usize) -> std::ops::Range<usize> {
+        match &self.column_spans {
+            Some(spans) => spans[i][0]..spans[i][1],
+            None => 0..m,
+        }
+    }
+}
+
 /// How an eligible pair's score `s_ij` weighs row `j` of `v` in
 /// [`PairwiseBackend::pairwise_matmul`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

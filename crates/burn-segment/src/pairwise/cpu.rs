@@ -7,7 +7,7 @@
 use burn::tensor::{DType, Shape};
 use rayon::prelude::*;
 
-use super::select::lanes;
+use super::select::score;
 use super::{PairScore, PairSpec, PairWeight};
 use crate::cpu::tensor::CpuTensor;
 
@@ -33,15 +33,6 @@ fn inputs<T: CpuTensor>(
     Some(([f(x), f(y), f(v)], [labels(lx)?, labels(ly)?]))
 }
 
-#[inline]
-fn score(a: &[f32], b: &[f32], score: PairScore) -> f32 {
-    match score {
-        PairScore::Dot => lanes(a, b, |p, q| p * q),
-        PairScore::SqEuclidean => lanes(a, b, |p, q| (p - q) * (p - q)),
-        PairScore::Euclidean => lanes(a, b, |p, q| (p - q) * (p - q)).sqrt(),
-    }
-}
-
 /// The problem as slices.
 struct Job<'a> {
     x: &'a [f32],
@@ -65,10 +56,7 @@ impl Job<'_> {
 
     /// The columns row `i` visits.
     fn columns(&self, i: usize) -> std::ops::Range<usize> {
-        match &self.spec.column_spans {
-            Some(spans) => spans[i][0]..spans[i][1],
-            None => 0..self.m(),
-        }
+        self.spec.columns(i, self.m())
     }
 
     /// The rows column `j` visits (spans come from sorted labels on both sides).

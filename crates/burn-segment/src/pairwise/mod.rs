@@ -203,22 +203,15 @@ impl Pairwise {
     /// next attention head's queries and keys, without reading sorted labels again.
     ///
     /// # Errors
-    /// [`PairwiseError::WidthMismatch`] or [`PairwiseError::LabelLength`] when the new rows do
-    /// not fit.
-    pub fn with_rows(mut self, x: Tensor<2>, y: Tensor<2>) -> Result<Self, PairwiseError> {
-        let fresh = Self::new(x, y, self.metric)?;
-        for (side, old, new) in [("x", &self.x, &fresh.x), ("y", &self.y, &fresh.y)] {
-            let (expected, got) = (old.dims()[0], new.dims()[0]);
-            if expected != got {
-                return Err(PairwiseError::LabelLength {
-                    side,
-                    expected,
-                    got,
-                });
-            }
+    /// [`PairwiseError::WidthMismatch`] when the new rows differ in width, and
+    /// [`PairwiseError::LabelLength`] when labels were given and the new row counts differ.
+    pub fn with_rows(self, x: Tensor<2>, y: Tensor<2>) -> Result<Self, PairwiseError> {
+        let mut fresh = Self::new(x, y, self.metric)?;
+        if let Some((lx, ly)) = self.labels {
+            fresh = fresh.groups(lx, ly)?;
         }
-        (self.x, self.y) = (fresh.x, fresh.y);
-        Ok(self)
+        (fresh.mask, fresh.spans) = (self.mask, self.spans);
+        Ok(fresh)
     }
 
     /// Removes the pairs `i == j` (a row and itself, for [`self_pairs`](Self::self_pairs)).

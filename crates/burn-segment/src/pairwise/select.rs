@@ -18,21 +18,45 @@ pub(crate) struct Selection {
     pub nan_wins: bool,
 }
 
-/// The score of two rows, in f64.
+/// The element types pairs are scored in: f64 on the host, f32 in the CPU kernels.
+pub(crate) trait Real:
+    Copy
+    + Default
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::iter::Sum<Self>
+{
+    fn sqrt(self) -> Self;
+}
+
+impl Real for f32 {
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+}
+
+impl Real for f64 {
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+}
+
+/// The score of two rows.
 #[inline]
-pub(crate) fn score(a: &[f64], b: &[f64], score: PairScore) -> f64 {
+pub(crate) fn score<T: Real>(a: &[T], b: &[T], score: PairScore) -> T {
+    let sq = |p: T, q: T| (p - q) * (p - q);
     if let (PairScore::SqEuclidean | PairScore::Euclidean, [a0, a1, a2], [b0, b1, b2]) =
         (score, a, b)
     {
         // Points in 3-D, the common case: no loop.
-        let sq = (a0 - b0) * (a0 - b0) + (a1 - b1) * (a1 - b1) + (a2 - b2) * (a2 - b2);
+        let d = sq(*a0, *b0) + sq(*a1, *b1) + sq(*a2, *b2);
         return if score == PairScore::Euclidean {
-            sq.sqrt()
+            d.sqrt()
         } else {
-            sq
+            d
         };
     }
-    let sq = |p: f64, q: f64| (p - q) * (p - q);
     match score {
         PairScore::Dot => lanes(a, b, |p, q| p * q),
         PairScore::SqEuclidean => lanes(a, b, sq),
@@ -55,26 +79,18 @@ pub(crate) fn select(
     if sel.k == 0 {
         return out;
     }
-    // Sorted labels under a same-group mask: each query scans its own group's rows only.
-    let grouped = spec.mask.as_ref().is_some_and(|m| m.requires_same_group())
-        && labels.1.windows(2).all(|w| w[0] <= w[1]);
     out.par_chunks_mut(sel.k).enumerate().for_each_init(
         Vec::new,
         |best: &mut Vec<(f64, usize)>, (i, slots)| {
             best.clear();
             let xi = &x[i * d..(i + 1) * d];
-            let columns = if grouped {
-                let label = labels.0[i];
-                labels.1.partition_point(|&l| l < label)..labels.1.partition_point(|&l| l <= label)
-            } else {
-                0..m
-            };
             let eligible = |j: usize, s: f64| {
                 spec.mask
                     .as_ref()
                     .is_none_or(|mask| mask.eligible(i, j, labels.0[i], labels.1[j], s))
             };
-            for j in columns {
+            // With sorted groups, each query scans its own group's rows only.
+            for j in spec.columns(i, m) {
                 let s = score(xi, &y[j * d..(j + 1) * d], spec.score);
                 if sel.nan_wins && s.is_nan() && eligible(j, s) {
                     best.clear();
@@ -101,10 +117,7 @@ pub(crate) fn select(
 /// `Σ f(a_d, b_d)` over eight independent partial sums (vectorised; a fixed order, so the same
 /// bits on every call), for the host selection (f64) and the CPU kernels (f32).
 #[inline(always)]
-pub(crate) fn lanes<T>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> T
-where
-    T: Copy + Default + core::ops::Add<Output = T> + core::iter::Sum<T>,
-{
+fn lanes<T: Real>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> T {
     let mut acc = [T::default(); 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let tail: T = ca

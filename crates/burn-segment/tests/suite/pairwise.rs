@@ -198,16 +198,23 @@ fn several_tiles_of_columns_and_rows_match_the_reference() {
 
 #[test]
 fn sorted_groups_select_within_their_own_rows() {
-    // Sorted labels take the selection's per-group scan; unsorted ones the full scan.
+    // `sorted_groups` gives the selection each query's own group to scan.
     for t in public_targets() {
         let mut c = Case::new(12, 15, 2, 51);
         c.lx.sort();
         c.ly.sort();
         let mask = Some(PairMask::same_group() & PairMask::within(1.0));
-        let (p, r) = (
-            c.pairwise(&t.device, PairMetric::Euclidean, &mask),
-            c.reference(PairMetric::Euclidean, &mask),
-        );
+        let x = f32s(&c.x, [c.n, c.d], &t.device);
+        let y = f32s(&c.y, [c.m, c.d], &t.device);
+        let lx = ints(&c.lx, [c.n], &t.device, burn::tensor::DType::I64);
+        let ly = ints(&c.ly, [c.m], &t.device, burn::tensor::DType::I32);
+        let p = Pairwise::new(x, y, PairMetric::Euclidean).unwrap();
+        let p = p
+            .sorted_groups(lx, ly)
+            .unwrap()
+            .mask(mask.clone().unwrap())
+            .unwrap();
+        let r = c.reference(PairMetric::Euclidean, &mask);
         for largest in [false, true] {
             let (values, cols) = p.topk(4, largest);
             let (want_v, want_c) = r.topk(4, largest);
