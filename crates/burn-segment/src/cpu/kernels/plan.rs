@@ -6,8 +6,8 @@ use std::borrow::Cow;
 
 use rayon::prelude::*;
 
-use super::Rows;
 use super::elem::IdElem;
+use super::{Rows, RowsPtr};
 
 /// A CSR view of segment ids: the rows of segment `s` are `rows(s)`, in original row order.
 /// Owned when built here, borrowed from the tensors of a `SegmentPlan`.
@@ -33,6 +33,17 @@ impl CsrPlan<'static> {
     /// panicking.
     pub fn try_new<I: IdElem>(ids: &[I], num_segments: usize) -> Result<Self, (usize, i64)> {
         let sorted = try_scan_ids(ids, num_segments)?;
+        Ok(Self::scanned(ids, num_segments, sorted))
+    }
+
+    /// The plan of ids already scanned by [`try_scan_ids`] (in range; `sorted` as it found).
+    pub fn scanned<I: IdElem>(ids: &[I], num_segments: usize, sorted: bool) -> Self {
+        if sorted {
+            return Self {
+                offsets: Cow::Owned(sorted_offsets(ids, num_segments)),
+                order: None,
+            };
+        }
         let mut counts = vec![0usize; num_segments + 1];
         for &id in ids {
             counts[id.to_i64() as usize + 1] += 1;
@@ -41,12 +52,6 @@ impl CsrPlan<'static> {
             counts[s + 1] += counts[s];
         }
         let offsets = counts;
-        if sorted {
-            return Ok(Self {
-                offsets: Cow::Owned(offsets),
-                order: None,
-            });
-        }
         let mut next = offsets.clone();
         let mut order = vec![0usize; ids.len()];
         for (row, &id) in ids.iter().enumerate() {
@@ -54,11 +59,39 @@ impl CsrPlan<'static> {
             order[*slot] = row;
             *slot += 1;
         }
-        Ok(Self {
+        Self {
             offsets: Cow::Owned(offsets),
             order: Some(Cow::Owned(order)),
-        })
+        }
     }
+}
+
+/// The offsets of sorted ids (in range): `offsets[s]` is the first row whose id is at least
+/// `s`. Each chunk writes the offsets of the id changes inside it, in parallel: disjoint
+/// ranges, the ids being sorted. (Counting the rows of each segment instead makes every
+/// increment wait for the previous one to the same counter.)
+fn sorted_offsets<I: IdElem>(ids: &[I], num_segments: usize) -> Vec<usize> {
+    const CHUNK: usize = 1 << 16;
+    let mut offsets = vec![0usize; num_segments + 1];
+    let out = RowsPtr(offsets.as_mut_ptr());
+    ids.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
+        let base = c * CHUNK;
+        let mut prev = base.checked_sub(1).map_or(-1, |r| ids[r].to_i64());
+        for (k, &id) in chunk.iter().enumerate() {
+            let id = id.to_i64();
+            if id != prev {
+                for s in (prev + 1) as usize..=id as usize {
+                    // SAFETY: `s <= id < num_segments`; the segments between two consecutive
+                    // ids are written by the chunk holding the second one only.
+                    unsafe { out.row(s, 1)[0] = base + k };
+                }
+                prev = id;
+            }
+        }
+    });
+    let after_last = ids.last().map_or(0, |&id| id.to_i64() as usize + 1);
+    offsets[after_last..].fill(ids.len());
+    offsets
 }
 
 impl CsrPlan<'_> {
@@ -282,7 +315,7 @@ pub(super) fn prefetch_bytes<const HINT: i32>(base: *const u8, bytes: usize) {
 }
 
 /// The CPU contract for a bad id: a panic naming it, its position and `num_segments`.
-fn bad_id(row: usize, id: i64, num_segments: usize) -> ! {
+pub(crate) fn bad_id(row: usize, id: i64, num_segments: usize) -> ! {
     panic!(
         "segment id {id} at position {row} is out of range for num_segments = {num_segments} \
          (ids must lie in [0, num_segments)); use burn_segment::validate_segment_ids or \
@@ -332,6 +365,26 @@ mod tests {
         let sorted = CsrPlan::new(&[0i32, 0, 1, 3], 4);
         assert!(sorted.is_sorted());
         assert_eq!(*sorted.offsets, [0, 2, 3, 3, 4]);
+    }
+
+    #[test]
+    fn sorted_offsets_equal_the_counts_across_chunks() {
+        // Runs of 0 to 40 rows (empty segments first, between chunks and last) over several
+        // chunks of the parallel pass; and no ids at all.
+        let mut ids = Vec::new();
+        let mut s = 3i64;
+        while ids.len() < 300_000 {
+            ids.extend(std::iter::repeat_n(s, (s * 7919 % 41) as usize));
+            s += 1 + (s % 5 == 0) as i64;
+        }
+        for (ids, n) in [(&ids[..], s as usize + 4), (&[][..], 3)] {
+            let mut want = vec![0usize; n + 1];
+            ids.iter().for_each(|&id| want[id as usize + 1] += 1);
+            (0..n).for_each(|s| want[s + 1] += want[s]);
+            let plan = CsrPlan::new(ids, n);
+            assert!(plan.is_sorted());
+            assert_eq!(*plan.offsets, want[..]);
+        }
     }
 
     #[test]
