@@ -3,9 +3,10 @@
 //! `cargo bench --bench segment` runs, in one process:
 //! - `stream_triad`: `a[i] = b[i] + s * c[i]` over 3 x 64 MiB f32 arrays with rayon, the
 //!   STREAM-triad baseline (bytes = 3 arrays);
-//! - `segment/{sum,max,softmax}/{sorted,random}/E=…,D=…` on the Flex backend, with N = E / 10,
+//! - `segment/{sum,max,max_values,softmax}/{sorted,random}/E=…,D=…` on the Flex backend, with N = E / 10,
 //!   f32 data and i64 ids; bytes = data read + ids read + output written;
-//!   `segment/softmax_owned/…` is softmax over an input it is handed (no other reference):
+//!   `max` is `segment_max_with_indices`, `max_values` `segment_max` (values only, as JAX's
+//!   `segment_max`); `segment/softmax_owned/…` is softmax over an input it is handed (no other reference):
 //!   the CPU kernel writes over it instead of allocating an output;
 //! - `segment/burn_select_assign_add/…` (D = 64, E ≤ 1e6): Burn's built-in scatter-add computing
 //!   the same sum, the baseline our kernel replaces.
@@ -237,6 +238,16 @@ fn segment_ops(c: &mut Criterion) {
                             ids.clone(),
                             n,
                         ));
+                        sync(&device);
+                        out
+                    })
+                });
+                // Values only, as `jax.ops.segment_max` returns.
+                group.throughput(Throughput::Bytes(read + (n * d * 4) as u64));
+                group.bench_function(id("max_values"), |b| {
+                    b.iter(|| {
+                        let out =
+                            black_box(burn_segment::segment_max(data.clone(), ids.clone(), n));
                         sync(&device);
                         out
                     })

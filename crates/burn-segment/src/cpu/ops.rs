@@ -7,7 +7,7 @@ use std::cell::Cell;
 use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{DType, Shape};
 
-use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem};
+use super::kernels::{self, Buckets, CsrPlan, Elem, FloatElem, IdElem};
 use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
 use crate::backend::flat_rows;
@@ -36,6 +36,145 @@ pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> CsrPlan<'stati
         DType::I64 => CsrPlan::new(&ids.values::<i64>(), num_segments),
         DType::I32 => CsrPlan::new(&ids.values::<i32>(), num_segments),
         other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
+    }
+}
+
+/// The ids of an unplanned sum, max or min, scanned once: a CSR plan, or buckets where they are
+/// unsorted and the rows narrow (no plan to build; see `kernels::Buckets`).
+pub(super) enum Given<'a> {
+    Csr(CsrPlan<'static>),
+    Bucketed(BucketIds<'a>, Buckets),
+}
+
+/// Ids read for the bucketed kernels, in their own dtype.
+pub(super) enum BucketIds<'a> {
+    I32(Cow<'a, [i32]>),
+    I64(Cow<'a, [i64]>),
+}
+
+/// The ids of `data` (`[E, ...]`) for an unplanned sum, max or min over `num_segments`.
+///
+/// # Panics
+/// If an id lies outside `[0, num_segments)`, naming it and its position.
+pub(super) fn given<'a, T: CpuTensor>(ids: &'a T, data: &T, num_segments: usize) -> Given<'a> {
+    UNPLANNED_HERE.set(UNPLANNED_HERE.get() + 1);
+    let (_, d, _) = flat_rows(&data.shape(), num_segments);
+    let row_bytes = d * data.dtype().size();
+    fn scan<'a, I: IdElem>(
+        ids: Cow<'a, [I]>,
+        n: usize,
+        row_bytes: usize,
+        wrap: fn(Cow<'a, [I]>) -> BucketIds<'a>,
+    ) -> Given<'a> {
+        let sorted =
+            kernels::try_scan_ids(&ids, n).unwrap_or_else(|(row, id)| kernels::bad_id(row, id, n));
+        if sorted || !Buckets::serve(ids.len(), row_bytes) {
+            return Given::Csr(CsrPlan::scanned(&ids, n, sorted));
+        }
+        let buckets = Buckets::new(&ids, n, row_bytes);
+        Given::Bucketed(wrap(ids), buckets)
+    }
+    match ids.dtype() {
+        DType::I64 => scan(ids.values::<i64>(), num_segments, row_bytes, BucketIds::I64),
+        DType::I32 => scan(ids.values::<i32>(), num_segments, row_bytes, BucketIds::I32),
+        other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
+    }
+}
+
+/// Sum, max or min (values only) over bucketed ids.
+pub(super) fn reduce_bucketed<T: CpuTensor>(
+    data: T,
+    ids: &BucketIds,
+    buckets: &Buckets,
+    num_segments: usize,
+    op: SegmentReduction,
+) -> T {
+    let (e, _, shape) = flat_rows(&data.shape(), num_segments);
+    check_len(e, buckets.num_rows());
+    fn go<E: CpuElem + Elem, I: IdElem, T: CpuTensor>(
+        data: &T,
+        ids: &[I],
+        b: &Buckets,
+        (n, op): (usize, SegmentReduction),
+        s: Shape,
+    ) -> T {
+        let rows = data.rows::<E>();
+        let values = rows.view();
+        let out = match op {
+            SegmentReduction::Sum => {
+                kernels::bucket_sum(Simd::detect(), T::ALLOC, values, ids, n, b)
+            }
+            SegmentReduction::Max | SegmentReduction::Min => {
+                let (simd, which) = (kernels::extreme_simd(), extreme_of(op));
+                kernels::bucket_extreme_values(simd, T::ALLOC, values, ids, n, b, which)
+            }
+            SegmentReduction::Prod => unreachable!("products take the CSR path"),
+        };
+        T::from_out(out, s)
+    }
+    let how = (num_segments, op);
+    macro_rules! by_id {
+        ($e:ty) => {
+            match ids {
+                BucketIds::I32(i) => go::<$e, i32, T>(&data, i, buckets, how, shape),
+                BucketIds::I64(i) => go::<$e, i64, T>(&data, i, buckets, how, shape),
+            }
+        };
+    }
+    match data.dtype() {
+        DType::F32 => by_id!(f32),
+        DType::F64 => by_id!(f64),
+        DType::I32 => by_id!(i32),
+        DType::I64 => by_id!(i64),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
+    }
+}
+
+/// The extreme a max or min reduction computes.
+fn extreme_of(op: SegmentReduction) -> SegmentExtreme {
+    match op {
+        SegmentReduction::Min => SegmentExtreme::Min,
+        _ => SegmentExtreme::Max,
+    }
+}
+
+/// Max / min with arguments (in the ids' dtype) over bucketed ids.
+pub(super) fn extreme_bucketed<T: CpuTensor>(
+    data: T,
+    ids: &BucketIds,
+    buckets: &Buckets,
+    num_segments: usize,
+    which: SegmentExtreme,
+) -> (T, T) {
+    let (e, _, shape) = flat_rows(&data.shape(), num_segments);
+    check_len(e, buckets.num_rows());
+    fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
+        data: &T,
+        ids: &[I],
+        b: &Buckets,
+        (n, which): (usize, SegmentExtreme),
+        s: Shape,
+    ) -> (T, T) {
+        let values = data.rows::<E>();
+        let simd = kernels::extreme_simd();
+        let (v, a) = kernels::bucket_extreme(simd, T::ALLOC, values.view(), ids, n, b, which);
+        (T::from_out(v, s.clone()), T::from_out(a, s))
+    }
+    let how = (num_segments, which);
+    macro_rules! by_id {
+        ($e:ty) => {
+            match ids {
+                BucketIds::I32(i) => go::<$e, i32, T>(&data, i, buckets, how, shape),
+                BucketIds::I64(i) => go::<$e, i64, T>(&data, i, buckets, how, shape),
+            }
+        };
+    }
+    match data.dtype() {
+        DType::F32 => by_id!(f32),
+        DType::F64 => by_id!(f64),
+        DType::I32 => by_id!(i32),
+        DType::I64 => by_id!(i64),
+        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
     }
 }
 
@@ -74,29 +213,31 @@ pub(super) fn check_len(e: usize, ids_len: usize) {
 
 /// Sum / product / max / min, values only.
 pub(super) fn reduce<T: CpuTensor>(data: T, plan: &CsrPlan, op: SegmentReduction) -> T {
-    match op {
-        // The arguments are dropped: their dtype does not matter.
-        SegmentReduction::Max => return extreme(data, plan, DType::I64, SegmentExtreme::Max).0,
-        SegmentReduction::Min => return extreme(data, plan, DType::I64, SegmentExtreme::Min).0,
-        _ => {}
-    }
     let (e, _, out_shape) = flat_rows(&data.shape(), plan.num_segments());
     check_len(e, plan.num_rows());
-    let prod = op == SegmentReduction::Prod;
-    fn go<E: CpuElem + Elem, T: CpuTensor>(data: &T, p: &CsrPlan, prod: bool, s: Shape) -> T {
-        let values = data.rows::<E>();
-        let out = if prod {
-            kernels::reduce_product(T::ALLOC, values.view(), p)
-        } else {
-            kernels::reduce_sum(Simd::detect(), T::ALLOC, values.view(), p)
+    fn go<E: CpuElem + Elem, T: CpuTensor>(
+        data: &T,
+        p: &CsrPlan,
+        op: SegmentReduction,
+        s: Shape,
+    ) -> T {
+        let rows = data.rows::<E>();
+        let values = rows.view();
+        let out = match op {
+            SegmentReduction::Prod => kernels::reduce_product(T::ALLOC, values, p),
+            SegmentReduction::Sum => kernels::reduce_sum(Simd::detect(), T::ALLOC, values, p),
+            SegmentReduction::Max | SegmentReduction::Min => {
+                let (simd, which) = (kernels::extreme_simd(), extreme_of(op));
+                kernels::reduce_extreme_values(simd, T::ALLOC, values, p, which)
+            }
         };
         T::from_out(out, s)
     }
     match data.dtype() {
-        DType::F32 => go::<f32, T>(&data, plan, prod, out_shape),
-        DType::F64 => go::<f64, T>(&data, plan, prod, out_shape),
-        DType::I32 => go::<i32, T>(&data, plan, prod, out_shape),
-        DType::I64 => go::<i64, T>(&data, plan, prod, out_shape),
+        DType::F32 => go::<f32, T>(&data, plan, op, out_shape),
+        DType::F64 => go::<f64, T>(&data, plan, op, out_shape),
+        DType::I32 => go::<i32, T>(&data, plan, op, out_shape),
+        DType::I64 => go::<i64, T>(&data, plan, op, out_shape),
         other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
     }
 }

@@ -11,7 +11,10 @@ use super::fused::{
     supports_fused,
 };
 use super::kernels::CsrPlan;
-use super::ops::{extreme, held_plan, index_list, plan, reduce, softmax, supports, usize_list};
+use super::ops::{
+    Given, extreme, extreme_bucketed, given, held_plan, index_list, plan, reduce, reduce_bucketed,
+    softmax, supports, usize_list,
+};
 use super::tensor::CpuTensor;
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, composite};
@@ -78,7 +81,16 @@ pub(crate) fn reduce_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = 
         let (ids, n) = ids.into_parts();
         return fallback(data, ids, n, r);
     }
-    reduce(data, &ids.csr(), r)
+    match (&ids, r) {
+        (
+            Ids::Given(given_ids, n),
+            SegmentReduction::Sum | SegmentReduction::Max | SegmentReduction::Min,
+        ) => match given(given_ids, &data, *n) {
+            Given::Csr(plan) => reduce(data, &plan, r),
+            Given::Bucketed(values, buckets) => reduce_bucketed(data, &values, &buckets, *n, r),
+        },
+        _ => reduce(data, &ids.csr(), r),
+    }
 }
 
 /// Max or min with arguments (in the ids' dtype).
@@ -93,7 +105,15 @@ pub(crate) fn extreme_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive =
         return fallback(data, ids, n, which);
     }
     let dtype = ids.dtype();
-    extreme(data, &ids.csr(), dtype, which)
+    match &ids {
+        Ids::Given(given_ids, n) => match given(given_ids, &data, *n) {
+            Given::Csr(plan) => extreme(data, &plan, dtype, which),
+            Given::Bucketed(values, buckets) => {
+                extreme_bucketed(data, &values, &buckets, *n, which)
+            }
+        },
+        Ids::Planned(_) => extreme(data, &ids.csr(), dtype, which),
+    }
 }
 
 /// Softmax over each segment's rows.

@@ -158,6 +158,74 @@ fn planned_ops_give_the_free_functions_bits() {
     }
 }
 
+/// Free functions over many unsorted rows of few columns (the CPU backends partition the rows
+/// into buckets instead of planning them) give the planned ops' bits: sums with a segment long
+/// enough to be summed in chunks, extremes with ties, NaN and -inf, and their arguments, with
+/// i32 and i64 ids.
+#[test]
+fn unplanned_reductions_over_many_unsorted_rows_give_the_planned_bits() {
+    let (e, n) = (300_000usize, 20_000usize);
+    let mut state = 11u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        state >> 33
+    };
+    // Every fourth row in segment 7 (75,000 rows); the last segments empty.
+    let seg: Vec<i64> = (0..e)
+        .map(|r| {
+            if r % 4 == 0 {
+                7
+            } else {
+                (next() % (n as u64 - 5)) as i64
+            }
+        })
+        .collect();
+    for d in [1usize, 16] {
+        let data: Vec<f64> = (0..e * d)
+            .map(|_| match next() % 1000 {
+                0 => f64::NAN,
+                1 => f64::NEG_INFINITY,
+                v => (v % 50) as f64 / 8.0 - 3.0,
+            })
+            .collect();
+        let sums: Vec<f64> = (0..e * d).map(|k| ((k * 37) % 1001) as f64 / 7.0).collect();
+        let sums: Vec<f64> = as_f32(&sums);
+        for t in targets()
+            .into_iter()
+            .filter(|t| t.path == Path::Public && !t.is_cube())
+        {
+            for i32_ids in [false, true] {
+                let dev = &t.device;
+                let plan = SegmentPlan::new(ids(&seg, dev, i32_ids), n).unwrap();
+                let i = || ids(&seg, dev, i32_ids);
+                let (x, y) = (f32s(&data, [e, d], dev), f32s(&sums, [e, d], dev));
+                let name = format!("{} d = {d} i32 ids: {i32_ids}", t.name);
+                let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(read(burn_segment::segment_sum(y.clone(), i(), n))),
+                    bits(read(plan.sum(y))),
+                    "{name}: sum"
+                );
+                for (free, planned) in [
+                    (
+                        burn_segment::segment_max_with_indices(x.clone(), i(), n),
+                        plan.max_with_indices(x.clone()),
+                    ),
+                    (
+                        burn_segment::segment_min_with_indices(x.clone(), i(), n),
+                        plan.min_with_indices(x.clone()),
+                    ),
+                ] {
+                    assert_eq!(bits(read(free.0)), bits(read(planned.0)), "{name}: extreme");
+                    assert_eq!(read_int(free.1), read_int(planned.1), "{name}: argument");
+                }
+            }
+        }
+    }
+}
+
 /// Planned reductions over unsorted ids take the sorted, atomic-free kernels on every backend:
 /// the same bits on every call, and the CPU kernels' bits for sums, extremes and `spmm`
 /// (segments under 4,096 rows); softmax and attention (whose `exp` differs between devices)

@@ -7,13 +7,13 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem, pick_bits};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::CsrPlan;
-use super::{Rows, chunk_tree, is_long};
+use super::{Rows, chunk_tree, is_long, per_segment};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Level, Simd, simd_dispatch};
 
 /// Row indices as the extreme kernels track them: the same width as the data where possible,
 /// so that the value and index updates vectorise together.
-trait ArgIndex: Copy + Send + Sync + Default {
+pub(super) trait ArgIndex: Copy + Send + Sync + Default {
     fn from_row(row: usize) -> Self;
     fn to_i64(self) -> i64;
     fn pick(take: bool, a: Self, b: Self) -> Self;
@@ -36,6 +36,24 @@ macro_rules! arg_index {
 arg_index!(u32);
 arg_index!(u64);
 
+/// No argument at all: the values-only extremes fold with this zero-sized index.
+#[derive(Clone, Copy, Default)]
+pub(super) struct NoArg;
+
+impl ArgIndex for NoArg {
+    #[inline(always)]
+    fn from_row(_: usize) -> Self {
+        NoArg
+    }
+    fn to_i64(self) -> i64 {
+        -1
+    }
+    #[inline(always)]
+    fn pick(_: bool, _: Self, _: Self) -> Self {
+        NoArg
+    }
+}
+
 /// Whether `v`, coming after `held`, replaces it: strictly better, or the first NaN.
 #[inline(always)]
 fn wins<T: Elem, const MAX: bool>(held: T, v: T) -> bool {
@@ -48,7 +66,12 @@ fn wins<T: Elem, const MAX: bool>(held: T, v: T) -> bool {
 /// Folds row `x` (index `row`) into the running extreme: take `v` if it is strictly better, or
 /// the first NaN; a NaN already held is never replaced. Branch-free so that it vectorises.
 #[inline(always)]
-fn fold_row<T: Elem, A: ArgIndex, const MAX: bool>(val: &mut [T], arg: &mut [A], x: &[T], row: A) {
+pub(super) fn fold_row<T: Elem, A: ArgIndex, const MAX: bool>(
+    val: &mut [T],
+    arg: &mut [A],
+    x: &[T],
+    row: A,
+) {
     for ((c, a), &v) in val.iter_mut().zip(arg.iter_mut()).zip(x) {
         let take = wins::<T, MAX>(*c, v);
         *c = T::pick(take, v, *c);
@@ -83,6 +106,51 @@ pub fn reduce_extreme<T: Elem, I: IdElem>(
         (Extreme::Max, false) => extreme_with::<T, I, u64, true>(simd, alloc, rows, plan),
         (Extreme::Min, false) => extreme_with::<T, I, u64, false>(simd, alloc, rows, plan),
     }
+}
+
+/// Max or min of each segment, values only: [`reduce_extreme`]'s values, without tracking or
+/// writing the arguments.
+pub fn reduce_extreme_values<T: Elem>(
+    simd: Simd,
+    alloc: Alloc,
+    rows: Rows<T>,
+    plan: &CsrPlan,
+    extreme: Extreme,
+) -> Out<T> {
+    match extreme {
+        Extreme::Max => extreme_values_with::<T, true>(simd, alloc, rows, plan),
+        Extreme::Min => extreme_values_with::<T, false>(simd, alloc, rows, plan),
+    }
+}
+
+fn extreme_values_with<T: Elem, const MAX: bool>(
+    simd: Simd,
+    alloc: Alloc,
+    rows: Rows<T>,
+    plan: &CsrPlan,
+) -> Out<T> {
+    let d = rows.width();
+    let init = if MAX { T::LOWEST } else { T::HIGHEST };
+    let fold = |slots: Range<usize>, val: &mut [T]| {
+        let first = plan.row_at(slots.start);
+        val.copy_from_slice(rows.row(first));
+        let none = &mut vec![NoArg; d];
+        fold_slots_simd::<T, NoArg, MAX>(simd, rows, plan, slots, first, val, none);
+    };
+    per_segment(alloc, plan, d, init, |s, val| {
+        if plan.slots(s).is_empty() {
+            return;
+        }
+        if !is_long(plan, s) {
+            return fold(plan.slots(s), val);
+        }
+        let part = |slots| {
+            let mut v = vec![init; d];
+            fold(slots, &mut v);
+            (v, vec![NoArg; d])
+        };
+        val.copy_from_slice(&chunk_tree(plan, s, part, combine::<T, NoArg, MAX>).0);
+    })
 }
 
 fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(

@@ -11,6 +11,7 @@ mod fused;
 mod plan;
 mod quantile;
 mod reduce;
+mod scatter;
 mod softmax;
 mod topk;
 
@@ -24,11 +25,12 @@ use output::{Alloc, Out, assume_written, output_unwritten};
 use plan::{TO_L2, prefetch_bytes};
 
 pub(crate) use elem::{Elem, FloatElem, IdElem};
-pub(crate) use extreme::{extreme_simd, reduce_extreme};
+pub(crate) use extreme::{extreme_simd, reduce_extreme, reduce_extreme_values};
 pub(crate) use fused::{Attention, sddmm, spmm};
-pub(crate) use plan::CsrPlan;
+pub(crate) use plan::{CsrPlan, bad_id, try_scan_ids};
 pub(crate) use quantile::quantile_rows;
 pub(crate) use reduce::{count, reduce_product, reduce_sum};
+pub(crate) use scatter::{Buckets, bucket_extreme, bucket_extreme_values, bucket_sum};
 pub(crate) use softmax::{softmax, softmax_in_place};
 pub(crate) use topk::{before, topk_rows};
 
