@@ -16,7 +16,8 @@
 //! Messages pass along the training edges when training and validating, along the training
 //! and validation edges when testing. The model of the best validation AUC is kept.
 //! `--objective full` trains on the paper code's objective instead: every pair of nodes, the
-//! training edges and self loops positive, weighted by the ratio of negatives to positives.
+//! training edges and self loops positive, weighted by the ratio of negatives to positives;
+//! `--features raw` feeds the binary feature rows as loaded, as the paper's code does.
 //!
 //! Outputs under `--out` (default `runs/link_pred_cora-<dataset>-<model>`): `metrics.csv`,
 //! `summary.json`, `curves.svg` and `seed-<N>.bpk`, which `--eval-only` reloads and checks
@@ -74,6 +75,17 @@ enum Objective {
     Full,
 }
 
+/// The node features the encoder reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Features {
+    /// Each row divided by its sum (PyG's `NormalizeFeatures`).
+    #[default]
+    Normalized,
+    /// The binary bag-of-words rows as loaded (the paper's code).
+    Raw,
+}
+
 /// Train GAE or VGAE (Kipf & Welling, 2016) for link prediction on a Planetoid dataset
 #[derive(Debug, Parser)]
 #[command(name = "link_pred_cora")]
@@ -87,6 +99,9 @@ struct Args {
     /// The reconstruction objective.
     #[arg(long, value_enum, default_value_t = Objective::Sampled)]
     objective: Objective,
+    /// The node features: row-normalised (PyG's example) or raw (the paper's code).
+    #[arg(long, value_enum, default_value_t = Features::Normalized)]
+    features: Features,
     /// The backend to train on.
     #[arg(long, value_enum, default_value_t = Backend::Flex)]
     backend: Backend,
@@ -152,6 +167,9 @@ struct Summary {
     dataset: String,
     model: Model,
     objective: Objective,
+    /// Absent in summaries written before the option existed, which normalised.
+    #[serde(default)]
+    features: Features,
     backend: Backend,
     epochs: usize,
     lr: f64,
@@ -425,7 +443,7 @@ const SCORES: [Series<LinkRow>; 4] = [
 ];
 
 /// Reloads `path`, scores it on its seed's split, and compares with the summary beside it.
-fn eval_only(args: &Args, data: &Planetoid, path: &Path, base: &Device) {
+fn eval_only(args: &Args, data: Planetoid, path: &Path, base: &Device) {
     let fail = |why: String| -> ! { cannot_check(path, why) };
     let summary: Summary = read_summary(path, "link_pred_cora");
     if summary.dataset != data.name {
@@ -434,6 +452,7 @@ fn eval_only(args: &Args, data: &Planetoid, path: &Path, base: &Device) {
             summary.dataset, summary.dataset
         ))
     }
+    let data = &with_features(data, summary.features);
     let name = path.file_name();
     let Some(entry) = summary
         .seeds
@@ -466,11 +485,18 @@ fn eval_only(args: &Args, data: &Planetoid, path: &Path, base: &Device) {
     }
 }
 
+/// `data` with the node features the encoder reads.
+fn with_features(mut data: Planetoid, features: Features) -> Planetoid {
+    if features == Features::Normalized {
+        data.row_normalize();
+    }
+    data
+}
+
 fn main() {
     let args = Args::parse();
     let base = args.backend.device_or_exit();
-    let mut data = planetoid(args.dataset, args.data_dir.as_deref());
-    data.row_normalize();
+    let data = planetoid(args.dataset, args.data_dir.as_deref());
     let model_name = format!("{:?}", args.model).to_uppercase();
     println!(
         "{} {model_name}: {} nodes, {} undirected edges, {} features; 85/5/10 split per seed",
@@ -480,8 +506,9 @@ fn main() {
         data.num_features
     );
     if let Some(path) = &args.run.checkpoint {
-        return eval_only(&args, &data, path, &base);
+        return eval_only(&args, data, path, &base);
     }
+    let data = with_features(data, args.features);
     let out = args.run.out.clone().unwrap_or_else(|| {
         PathBuf::from(format!(
             "runs/link_pred_cora-{}-{}",
@@ -531,6 +558,7 @@ fn main() {
         dataset: data.name.clone(),
         model: args.model,
         objective: args.objective,
+        features: args.features,
         backend: args.backend,
         epochs: args.epochs,
         lr: LR,
