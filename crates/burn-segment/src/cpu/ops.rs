@@ -81,6 +81,27 @@ pub(super) fn given<'a, T: CpuTensor>(ids: &'a T, data: &T, num_segments: usize)
     }
 }
 
+/// `go::<E, I, T>(&data, ids, rest...)` for the data's element type `E` and the ids' `I`.
+macro_rules! by_dtypes {
+    ($go:ident, $data:expr, $ids:expr, ($($rest:expr),*)) => {{
+        macro_rules! by_id {
+            ($e:ty) => {
+                match $ids {
+                    BucketIds::I32(i) => $go::<$e, i32, T>(&$data, i, $($rest),*),
+                    BucketIds::I64(i) => $go::<$e, i64, T>(&$data, i, $($rest),*),
+                }
+            };
+        }
+        match $data.dtype() {
+            DType::F32 => by_id!(f32),
+            DType::F64 => by_id!(f64),
+            DType::I32 => by_id!(i32),
+            DType::I64 => by_id!(i64),
+            other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
+        }
+    }};
+}
+
 /// Sum, max or min (values only) over bucketed ids.
 pub(super) fn reduce_bucketed<T: CpuTensor>(
     data: T,
@@ -112,22 +133,7 @@ pub(super) fn reduce_bucketed<T: CpuTensor>(
         };
         T::from_out(out, s)
     }
-    let how = (num_segments, op);
-    macro_rules! by_id {
-        ($e:ty) => {
-            match ids {
-                BucketIds::I32(i) => go::<$e, i32, T>(&data, i, buckets, how, shape),
-                BucketIds::I64(i) => go::<$e, i64, T>(&data, i, buckets, how, shape),
-            }
-        };
-    }
-    match data.dtype() {
-        DType::F32 => by_id!(f32),
-        DType::F64 => by_id!(f64),
-        DType::I32 => by_id!(i32),
-        DType::I64 => by_id!(i64),
-        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
-    }
+    by_dtypes!(go, data, ids, (buckets, (num_segments, op), shape))
 }
 
 /// The extreme a max or min reduction computes.
@@ -160,22 +166,7 @@ pub(super) fn extreme_bucketed<T: CpuTensor>(
         let (v, a) = kernels::bucket_extreme(simd, T::ALLOC, values.view(), ids, n, b, which);
         (T::from_out(v, s.clone()), T::from_out(a, s))
     }
-    let how = (num_segments, which);
-    macro_rules! by_id {
-        ($e:ty) => {
-            match ids {
-                BucketIds::I32(i) => go::<$e, i32, T>(&data, i, buckets, how, shape),
-                BucketIds::I64(i) => go::<$e, i64, T>(&data, i, buckets, how, shape),
-            }
-        };
-    }
-    match data.dtype() {
-        DType::F32 => by_id!(f32),
-        DType::F64 => by_id!(f64),
-        DType::I32 => by_id!(i32),
-        DType::I64 => by_id!(i64),
-        other => unreachable!("unsupported dtype {other:?} reached the CPU kernel"),
-    }
+    by_dtypes!(go, data, ids, (buckets, (num_segments, which), shape))
 }
 
 /// The CSR plan a `SegmentPlan` holds, read from its tensors (borrowed where they are i64):
