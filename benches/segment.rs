@@ -4,7 +4,8 @@
 //! - `stream_triad`: `a[i] = b[i] + s * c[i]` over 3 x 64 MiB f32 arrays with rayon, the
 //!   STREAM-triad baseline (bytes = 3 arrays);
 //! - `segment/{sum,max,max_values,softmax}/{sorted,random}/E=…,D=…` on the Flex backend, with N = E / 10,
-//!   f32 data and i64 ids; bytes = data read + ids read + output written;
+//!   f32 data and i64 ids (i32 with `SEGMENT_BENCH_IDS=i32`); bytes = data read + ids read +
+//!   output written;
 //!   `max` is `segment_max_with_indices`, `max_values` `segment_max` (values only, as JAX's
 //!   `segment_max`); `segment/softmax_owned/…` is softmax over an input it is handed (no other reference):
 //!   the CPU kernel writes over it instead of allocating an output;
@@ -173,7 +174,9 @@ fn segment_ops(c: &mut Criterion) {
     let max_e = max_e();
     let device = device();
     let wgpu = std::env::var("SEGMENT_BENCH_BACKEND").as_deref() == Ok("wgpu");
-    let (id_dtype, id_bytes) = if wgpu {
+    // i32 ids on wgpu, or where SEGMENT_BENCH_IDS=i32 asks for them (the index-width check).
+    let i32_ids = std::env::var("SEGMENT_BENCH_IDS").as_deref() == Ok("i32");
+    let (id_dtype, id_bytes) = if wgpu || i32_ids {
         (DType::I32, 4)
     } else {
         (DType::I64, 8)
