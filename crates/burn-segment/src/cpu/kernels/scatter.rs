@@ -16,9 +16,10 @@ use super::{CHUNK_ROWS, Rows, RowsPtr, assume_init_mut, reduce_sum};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Simd, simd_dispatch};
 
-/// Rows per task of the partition's two passes (a constant, so the bucket lists do not depend
-/// on the number of threads; they would not differ anyway, being stable).
+/// The fewest rows per task of the partition's two passes, and the most tasks (the bucket lists
+/// are the same for any chunking, being stable).
 const PARTITION_ROWS: usize = 1 << 16;
+const PARTITION_TASKS: usize = 256;
 
 /// Output bytes per bucket: a bucket's slice of the output stays in a core's L2 while its rows,
 /// read in row order, are folded into it.
@@ -66,8 +67,10 @@ impl Buckets {
         let shift = per.trailing_zeros();
         let buckets = num_segments.div_ceil(per).max(1);
         let bucket = |id: I| (id.to_i64() as usize) >> shift;
+        // At most PARTITION_TASKS chunks, so that their counts stay small beside the ids.
+        let chunk_rows = PARTITION_ROWS.max(ids.len().div_ceil(PARTITION_TASKS));
         let counts: Vec<Vec<usize>> = ids
-            .par_chunks(PARTITION_ROWS)
+            .par_chunks(chunk_rows)
             .map(|chunk| {
                 let mut count = vec![0usize; buckets];
                 chunk.iter().for_each(|&id| count[bucket(id)] += 1);
@@ -88,7 +91,7 @@ impl Buckets {
         offsets[buckets] = at;
         let mut rows = vec![0u32; ids.len()];
         let out = RowsPtr(rows.as_mut_ptr());
-        ids.par_chunks(PARTITION_ROWS)
+        ids.par_chunks(chunk_rows)
             .zip(starts)
             .enumerate()
             .for_each(|(c, (chunk, mut next))| {
@@ -96,7 +99,7 @@ impl Buckets {
                     let slot = &mut next[bucket(id)];
                     // SAFETY: the chunks' slots of each bucket are disjoint ranges inside
                     // `rows`, and each slot is written once.
-                    unsafe { out.row(*slot, 1)[0] = (c * PARTITION_ROWS + k) as u32 };
+                    unsafe { out.row(*slot, 1)[0] = (c * chunk_rows + k) as u32 };
                     *slot += 1;
                 }
             });
@@ -121,20 +124,6 @@ impl Buckets {
     fn list(&self, b: usize) -> &[u32] {
         &self.rows[self.offsets[b]..self.offsets[b + 1]]
     }
-
-    /// The rows of segment `s` (in bucket `s >> shift`), in row order, as a one-segment plan.
-    fn segment_plan<I: IdElem>(&self, ids: &[I], s: usize) -> CsrPlan<'static> {
-        let order: Vec<usize> = self
-            .list(s >> self.shift)
-            .iter()
-            .map(|&r| r as usize)
-            .filter(|&r| ids[r].to_i64() as usize == s)
-            .collect();
-        CsrPlan {
-            offsets: vec![0, order.len()].into(),
-            order: Some(order.into()),
-        }
-    }
 }
 
 /// Hints the CPU to load row `r` of `rows` and its id.
@@ -155,28 +144,59 @@ pub(crate) fn bucket_sum<T: Elem, I: IdElem>(
 ) -> Out<T> {
     let (d, per) = (rows.width(), buckets.per());
     let mut out = output_unwritten::<T>(alloc, num_segments * d);
-    let long: Vec<usize> = out
-        .par_chunks_mut(per * d)
+    out.par_chunks_mut(per * d)
         .enumerate()
-        .flat_map_iter(|(b, slice)| {
+        .for_each(|(b, slice)| {
             slice.iter_mut().for_each(|x| _ = x.write(T::ZERO));
             // SAFETY: every element was written just above.
             let acc = unsafe { assume_init_mut(slice) };
             let mut counts = vec![0u32; acc.len() / d];
-            add_rows_simd(simd, rows, ids, buckets.list(b), b * per, acc, &mut counts);
-            let long = counts.into_iter().enumerate();
-            long.filter(|&(_, c)| c as usize > CHUNK_ROWS)
-                .map(move |(s, _)| b * per + s)
-        })
-        .collect();
+            let (list, lo) = (buckets.list(b), b * per);
+            add_rows_simd(simd, rows, ids, list, lo, acc, &mut counts);
+            let long: Vec<usize> = (0..counts.len())
+                .filter(|&s| counts[s] as usize > CHUNK_ROWS)
+                .collect();
+            if !long.is_empty() {
+                // The CSR kernel's chunk trees for the long segments, from one plan of them.
+                let plan = long_plan(ids, list, lo, &long, &counts);
+                let sums = reduce_sum(simd, Alloc::Vec, rows, &plan);
+                for (s, sum) in long.iter().zip(sums.chunks(d)) {
+                    acc[s * d..(s + 1) * d].copy_from_slice(sum);
+                }
+            }
+        });
     // SAFETY: each bucket's slice was filled with zeros before its rows were added.
-    let mut out = unsafe { assume_written(out) };
-    for s in long {
-        let plan = buckets.segment_plan(ids, s);
-        let sum = reduce_sum(simd, Alloc::Vec, rows, &plan);
-        out[s * d..(s + 1) * d].copy_from_slice(&sum);
+    unsafe { assume_written(out) }
+}
+
+/// A plan whose segment `k` holds the rows (in row order) of segment `lo + long[k]`, found in
+/// one pass over its bucket's rows `list`; `counts` holds the rows of each of the bucket's
+/// segments.
+fn long_plan<I: IdElem>(
+    ids: &[I],
+    list: &[u32],
+    lo: usize,
+    long: &[usize],
+    counts: &[u32],
+) -> CsrPlan<'static> {
+    let mut offsets = vec![0usize; long.len() + 1];
+    let mut next = vec![usize::MAX; counts.len()];
+    for (k, &s) in long.iter().enumerate() {
+        next[s] = offsets[k];
+        offsets[k + 1] = offsets[k] + counts[s] as usize;
     }
-    out
+    let mut order = vec![0usize; offsets[long.len()]];
+    for &r in list {
+        let slot = &mut next[ids[r as usize].to_i64() as usize - lo];
+        if *slot != usize::MAX {
+            order[*slot] = r as usize;
+            *slot += 1;
+        }
+    }
+    CsrPlan {
+        offsets: offsets.into(),
+        order: Some(order.into()),
+    }
 }
 
 /// Adds the rows `list` (in row order) to their segments' rows of `acc`, which holds segments
@@ -373,7 +393,8 @@ mod tests {
     use crate::cpu::kernels::{reduce_extreme, reduce_extreme_values};
     use crate::cpu::simd::Level;
 
-    /// Ids with a long segment (more than CHUNK_ROWS rows), empty segments and a shuffle.
+    /// Ids with two long segments (more than CHUNK_ROWS rows) in one bucket, empty segments
+    /// and a shuffle.
     fn ids(e: usize, n: usize) -> Vec<i64> {
         let mut state = 7u64;
         (0..e)
@@ -383,6 +404,8 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 if r % 3 == 0 {
                     (n / 2) as i64
+                } else if r % 5 == 0 {
+                    (n / 2 + 1) as i64
                 } else {
                     ((state >> 33) % (n as u64 - 3)) as i64
                 }
@@ -392,7 +415,7 @@ mod tests {
 
     #[test]
     fn bucketed_sums_and_extremes_give_the_csr_kernels_bits() {
-        let (e, n) = (20_000, 1_000);
+        let (e, n) = (40_000, 1_000);
         let ids = ids(e, n);
         for d in [1usize, 3, 16] {
             // Sums that round (the long segment's chunk tree differs from its row-order
