@@ -3,8 +3,8 @@
 //! adds or compares its rows in row order into its own slice of the output.
 //!
 //! Every segment still folds its rows in row order, so the results are the bits of the CSR
-//! kernels for any number of threads; a segment longer than [`CHUNK_ROWS`] is summed again
-//! through a one-segment plan, to get the CSR kernel's chunk tree.
+//! kernels for any number of threads; the segments longer than [`CHUNK_ROWS`] are summed again
+//! through a plan of them (one per bucket), to get the CSR kernel's chunk trees.
 
 use rayon::prelude::*;
 
