@@ -31,11 +31,9 @@ pub fn unplanned_calls_on_this_thread() -> u64 {
 /// # Panics
 /// If an id lies outside `[0, num_segments)`, naming it and its position.
 pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> CsrPlan<'static> {
-    UNPLANNED_HERE.set(UNPLANNED_HERE.get() + 1);
-    match ids.dtype() {
-        DType::I64 => CsrPlan::new(&ids.values::<i64>(), num_segments),
-        DType::I32 => CsrPlan::new(&ids.values::<i32>(), num_segments),
-        other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
+    match read_ids(ids, num_segments, 0) {
+        Given::Csr(plan) => plan,
+        Given::Bucketed(..) => unreachable!("rows of no bytes are never bucketed"),
     }
 }
 
@@ -57,9 +55,14 @@ pub(super) enum BucketIds<'a> {
 /// # Panics
 /// If an id lies outside `[0, num_segments)`, naming it and its position.
 pub(super) fn given<'a, T: CpuTensor>(ids: &'a T, data: &T, num_segments: usize) -> Given<'a> {
-    UNPLANNED_HERE.set(UNPLANNED_HERE.get() + 1);
     let (_, d, _) = flat_rows(&data.shape(), num_segments);
-    let row_bytes = d * data.dtype().size();
+    read_ids(ids, num_segments, d * data.dtype().size())
+}
+
+/// The ids, checked and scanned once, for rows of `row_bytes` bytes of output per segment (0:
+/// always a CSR plan). Counts as an unplanned call.
+fn read_ids<T: CpuTensor>(ids: &T, num_segments: usize, row_bytes: usize) -> Given<'_> {
+    UNPLANNED_HERE.set(UNPLANNED_HERE.get() + 1);
     fn scan<'a, I: IdElem>(
         ids: Cow<'a, [I]>,
         n: usize,

@@ -6,6 +6,8 @@
 //! kernels for any number of threads; the segments longer than [`CHUNK_ROWS`] are summed again
 //! through a plan of them (one per bucket), to get the CSR kernel's chunk trees.
 
+use core::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use super::elem::{Elem, IdElem};
@@ -264,7 +266,6 @@ fn extreme_with<T: Elem, I: IdElem, const MAX: bool>(
     buckets: &Buckets,
 ) -> (Out<T>, Out<I>) {
     let (d, per) = (rows.width(), buckets.per());
-    let init = if MAX { T::LOWEST } else { T::HIGHEST };
     let mut values = output_unwritten::<T>(alloc, num_segments * d);
     let mut args = output_unwritten::<I>(alloc, num_segments * d);
     values
@@ -272,23 +273,8 @@ fn extreme_with<T: Elem, I: IdElem, const MAX: bool>(
         .zip(args.par_chunks_mut(per * d))
         .enumerate()
         .for_each(|(b, (val, arg))| {
-            val.iter_mut().for_each(|x| _ = x.write(init));
-            // SAFETY: every element was written just above.
-            let val = unsafe { assume_init_mut(val) };
-            // Row indices as u32 (at most u32::MAX rows take this path), widened at the end.
-            let mut local = vec![0u32; val.len()];
-            let mut seen = vec![false; val.len() / d];
-            let list = buckets.list(b);
-            fold_rows_simd::<T, I, u32, MAX>(
-                simd,
-                rows,
-                ids,
-                list,
-                b * per,
-                val,
-                &mut local,
-                &mut seen,
-            );
+            // Row indices as u32 (at most u32::MAX rows take this path), widened here.
+            let (local, seen) = fold_bucket::<T, I, u32, MAX>(simd, rows, ids, buckets, b, val);
             for (s, (a, l)) in arg.chunks_mut(d).zip(local.chunks(d)).enumerate() {
                 for (a, &l) in a.iter_mut().zip(l) {
                     a.write(I::from_i64(if seen[s] { l as i64 } else { -1 }));
@@ -310,30 +296,37 @@ pub(crate) fn bucket_extreme_values<T: Elem, I: IdElem>(
     extreme: Extreme,
 ) -> Out<T> {
     let (d, per) = (rows.width(), buckets.per());
-    let max = extreme == Extreme::Max;
-    let init = if max { T::LOWEST } else { T::HIGHEST };
     let mut values = output_unwritten::<T>(alloc, num_segments * d);
     values
         .par_chunks_mut(per * d)
         .enumerate()
-        .for_each(|(b, val)| {
-            val.iter_mut().for_each(|x| _ = x.write(init));
-            // SAFETY: every element was written just above.
-            let val = unsafe { assume_init_mut(val) };
-            let (none, mut seen) = (&mut vec![NoArg; val.len()], vec![false; val.len() / d]);
-            let (list, lo) = (buckets.list(b), b * per);
-            if max {
-                fold_rows_simd::<T, I, NoArg, true>(
-                    simd, rows, ids, list, lo, val, none, &mut seen,
-                );
-            } else {
-                fold_rows_simd::<T, I, NoArg, false>(
-                    simd, rows, ids, list, lo, val, none, &mut seen,
-                );
-            }
+        .for_each(|(b, val)| match extreme {
+            Extreme::Max => _ = fold_bucket::<T, I, NoArg, true>(simd, rows, ids, buckets, b, val),
+            Extreme::Min => _ = fold_bucket::<T, I, NoArg, false>(simd, rows, ids, buckets, b, val),
         });
     // SAFETY: each bucket wrote every value (the identity, then its rows).
     unsafe { assume_written(values) }
+}
+
+/// Writes bucket `b`'s extremes over `val`, its slice of the values (the identity where a
+/// segment has no rows), and returns the row of each (as `A`) and whether each segment has rows.
+fn fold_bucket<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
+    simd: Simd,
+    rows: Rows<T>,
+    ids: &[I],
+    buckets: &Buckets,
+    b: usize,
+    val: &mut [MaybeUninit<T>],
+) -> (Vec<A>, Vec<bool>) {
+    let init = if MAX { T::LOWEST } else { T::HIGHEST };
+    val.iter_mut().for_each(|x| _ = x.write(init));
+    // SAFETY: every element was written just above.
+    let val = unsafe { assume_init_mut(val) };
+    let mut arg = vec![A::default(); val.len()];
+    let mut seen = vec![false; val.len() / rows.width()];
+    let (list, lo) = (buckets.list(b), b * buckets.per());
+    fold_rows_simd::<T, I, A, MAX>(simd, rows, ids, list, lo, val, &mut arg, &mut seen);
+    (arg, seen)
 }
 
 /// Folds the rows `list` (in row order) into their segments' running extremes in `val` /
