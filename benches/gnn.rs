@@ -104,36 +104,24 @@ trait Model: Module + Clone {
     fn decayed(&self) -> Tensor<1>;
 }
 
-impl Model for Gat {
-    fn logits(&self, c: &Cora, sparse: bool) -> Tensor<2> {
-        if sparse {
-            self.forward_sparse(&c.sparse, &c.graph)
-        } else {
-            self.forward(c.dense.clone(), &c.graph)
+// Both models have the same entry points (dense or sparse features, the paper's L2 term).
+macro_rules! model {
+    ($($m:ty),*) => {$(
+        impl Model for $m {
+            fn logits(&self, c: &Cora, sparse: bool) -> Tensor<2> {
+                if sparse {
+                    self.forward_sparse(&c.sparse, &c.graph)
+                } else {
+                    self.forward(c.dense.clone(), &c.graph)
+                }
+            }
+            fn decayed(&self) -> Tensor<1> {
+                self.decayed_norm_sq()
+            }
         }
-    }
-    fn decayed(&self) -> Tensor<1> {
-        let sq = |t: Tensor<2>| t.powi_scalar(2).sum();
-        self.convs
-            .iter()
-            .map(|c| sq(c.weight.val()) + sq(c.att_src.val()) + sq(c.att_dst.val()))
-            .reduce(|a, b| a + b)
-            .expect("layers")
-    }
+    )*};
 }
-
-impl Model for Gcn {
-    fn logits(&self, c: &Cora, sparse: bool) -> Tensor<2> {
-        if sparse {
-            self.forward_sparse(&c.sparse, &c.graph)
-        } else {
-            self.forward(c.dense.clone(), &c.graph)
-        }
-    }
-    fn decayed(&self) -> Tensor<1> {
-        self.convs[0].weight.val().powi_scalar(2).sum()
-    }
-}
+model!(Gat, Gcn);
 
 /// One epoch: forward in training mode, loss + L2, backward, Adam.
 fn epoch<M: Model>(

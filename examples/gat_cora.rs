@@ -58,12 +58,7 @@ impl NodeClassifier for Gat {
     }
 
     fn decayed(&self) -> Tensor<1> {
-        let sq = |t: Tensor<2>| t.powi_scalar(2).sum();
-        self.convs
-            .iter()
-            .map(|c| sq(c.weight.val()) + sq(c.att_src.val()) + sq(c.att_dst.val()))
-            .reduce(|a, b| a + b)
-            .expect("a GAT has layers")
+        self.decayed_norm_sq()
     }
 }
 // ANCHOR_END: classifier

@@ -47,7 +47,7 @@ impl NodeClassifier for Gcn {
     }
 
     fn decayed(&self) -> Tensor<1> {
-        self.convs[0].weight.val().powi_scalar(2).sum()
+        self.decayed_norm_sq()
     }
 }
 

@@ -380,6 +380,17 @@ impl Gat {
             self.convs[i].forward(h, graph)
         })
     }
+
+    /// `Σ w²` over what the paper's L2 regularisation covers: every layer's weight and
+    /// attention vectors (not the biases). The loss adds `λ/2` times this.
+    pub fn decayed_norm_sq(&self) -> Tensor<1> {
+        let sq = |t: Tensor<2>| t.powi_scalar(2).sum();
+        self.convs
+            .iter()
+            .map(|c| sq(c.weight.val()) + sq(c.att_src.val()) + sq(c.att_dst.val()))
+            .reduce(|a, b| a + b)
+            .expect("a GAT has at least one layer (checked at init)")
+    }
 }
 
 impl Gcn {
@@ -404,6 +415,12 @@ impl Gcn {
         self.head.run_sparse(self.convs.len(), x, first, |i, h| {
             self.layer(i, h, graph, &norm)
         })
+    }
+
+    /// `Σ w²` over what the paper's L2 regularisation covers: the first layer's weight only
+    /// (Kipf & Welling's reference code). The loss adds `λ/2` times this.
+    pub fn decayed_norm_sq(&self) -> Tensor<1> {
+        self.convs[0].weight.val().powi_scalar(2).sum()
     }
 
     /// Layer `i` with the first layer's normalisation `norm` when it normalises alike.
