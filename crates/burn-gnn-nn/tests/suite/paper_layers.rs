@@ -37,6 +37,19 @@ pub fn test_graph() -> (Vec<i64>, Vec<i64>, usize) {
     )
 }
 
+/// The edges `(sender, receiver)` with every self loop removed and one added per node, as
+/// PyG's attention layers see a graph.
+pub fn relooped(s: &[i64], r: &[i64], n: usize) -> Vec<(usize, usize)> {
+    let mut edges: Vec<(usize, usize)> = s
+        .iter()
+        .zip(r)
+        .filter(|(a, b)| a != b)
+        .map(|(&a, &b)| (a as usize, b as usize))
+        .collect();
+    edges.extend((0..n).map(|i| (i, i)));
+    edges
+}
+
 /// The test graph with node 1's self loop duplicated and two loops on node 3.
 pub fn looped_graph() -> (Vec<i64>, Vec<i64>, usize) {
     (
@@ -233,14 +246,7 @@ fn gat_matches_reference() {
             let got = host(conv.forward(x, &graph(&s, &r, n, &d)));
             let xw = matmul(&xv, &host(conv.weight.val()), n, 4, heads * c);
             let (a_src, a_dst) = (host(conv.att_src.val()), host(conv.att_dst.val()));
-            // PyG: remove self loops, add one per node.
-            let mut edges: Vec<(usize, usize)> = s
-                .iter()
-                .zip(&r)
-                .filter(|(a, b)| a != b)
-                .map(|(&a, &b)| (a as usize, b as usize))
-                .collect();
-            edges.extend((0..n).map(|i| (i, i)));
+            let edges = relooped(&s, &r, n);
             let mut out = vec![0.0; n * heads * c];
             for h in 0..heads {
                 let score = |i: usize, att: &[f64]| {

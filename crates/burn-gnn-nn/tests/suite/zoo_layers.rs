@@ -9,7 +9,7 @@ use burn_gnn_nn::{
 };
 
 use crate::common::*;
-use crate::paper_layers::{add_bias, gcn_dense, looped_graph, matmul, test_graph};
+use crate::paper_layers::{add_bias, gcn_dense, looped_graph, matmul, relooped, test_graph};
 
 fn lin(x: &[f64], l: &burn::nn::Linear, rows: usize) -> Vec<f64> {
     let [d_in, d_out] = l.weight.dims();
@@ -216,13 +216,7 @@ fn attention_layers_match_references() {
             v2.bias_dst.as_ref().unwrap(),
         );
         let att = host(v2.att.val());
-        let mut edges: Vec<(usize, usize)> = s
-            .iter()
-            .zip(&r)
-            .filter(|(a, b)| a != b)
-            .map(|(&a, &b)| (a as usize, b as usize))
-            .collect();
-        edges.extend((0..n).map(|i| (i, i)));
+        let edges = relooped(&s, &r, n);
         let score = |h: usize, j: usize, i: usize| {
             (0..c)
                 .map(|k| {
