@@ -298,6 +298,41 @@ mod tests {
         pool.install(f)
     }
 
+    /// What every CSR kernel gives for one input.
+    struct AllKernels {
+        sum: Out<f32>,
+        prod: Out<f32>,
+        softmax: Out<f32>,
+        max: Out<f32>,
+        argmax: Out<i64>,
+    }
+
+    impl AllKernels {
+        fn assert_same_bits(&self, other: &Self, what: &str) {
+            assert_eq!(bits(&self.sum), bits(&other.sum), "sum, {what}");
+            assert_eq!(bits(&self.prod), bits(&other.prod), "prod, {what}");
+            assert_eq!(bits(&self.softmax), bits(&other.softmax), "softmax, {what}");
+            assert_eq!(bits(&self.max), bits(&other.max), "max, {what}");
+            assert_eq!(self.argmax[..], other.argmax[..], "argmax, {what}");
+        }
+    }
+
+    /// Every CSR kernel over `rows` on a pool of `threads` threads.
+    fn run_all(rows: Rows<f32>, plan: &CsrPlan, threads: usize) -> AllKernels {
+        on_threads(threads, || {
+            let simd = Simd::detect();
+            let (max, argmax) =
+                reduce_extreme::<f32, i64>(simd, Alloc::Vec, rows, plan, Extreme::Max);
+            AllKernels {
+                sum: reduce_sum(simd, Alloc::Vec, rows, plan),
+                prod: reduce_product(Alloc::Vec, rows, plan),
+                softmax: softmax(Alloc::Vec, rows, plan),
+                max,
+                argmax,
+            }
+        })
+    }
+
     #[test]
     fn results_do_not_depend_on_thread_count() {
         let e = 20_000;
@@ -308,19 +343,7 @@ mod tests {
             .collect();
         let plan = CsrPlan::new(&ids, 700);
         let rows = Rows::new(&data, d);
-        let run = |threads| {
-            on_threads(threads, || {
-                let simd = Simd::detect();
-                let (max, arg) =
-                    reduce_extreme::<f32, i64>(simd, Alloc::Vec, rows, &plan, Extreme::Max);
-                let sum = reduce_sum(simd, Alloc::Vec, rows, &plan);
-                (sum, softmax(Alloc::Vec, rows, &plan), max, arg)
-            })
-        };
-        let (a, b) = (run(1), run(4));
-        assert_eq!(bits(&a.0), bits(&b.0));
-        assert_eq!(bits(&a.1), bits(&b.1));
-        assert_eq!((bits(&a.2), &a.3[..]), (bits(&b.2), &b.3[..]));
+        run_all(rows, &plan, 1).assert_same_bits(&run_all(rows, &plan, 4), "4 threads");
     }
 
     #[test]
@@ -351,24 +374,12 @@ mod tests {
                 .collect();
             let plan = CsrPlan::new(&ids, lens.len());
             let rows = Rows::new(&data, d);
-            let run = |threads| {
-                on_threads(threads, || {
-                    let simd = Simd::detect();
-                    let (max, arg) =
-                        reduce_extreme::<f32, i64>(simd, Alloc::Vec, rows, &plan, Extreme::Max);
-                    let sum = reduce_sum(simd, Alloc::Vec, rows, &plan);
-                    let prod = reduce_product(Alloc::Vec, rows, &plan);
-                    (sum, prod, softmax(Alloc::Vec, rows, &plan), max, arg)
-                })
-            };
-            let one = run(1);
+            let one = run_all(rows, &plan, 1);
             for threads in [2, 3] {
-                let other = run(threads);
-                assert_eq!(bits(&one.0), bits(&other.0), "sum, {threads} threads");
-                assert_eq!(bits(&one.1), bits(&other.1), "prod, {threads} threads");
-                assert_eq!(bits(&one.2), bits(&other.2), "softmax, {threads} threads");
-                assert_eq!(bits(&one.3), bits(&other.3), "max, {threads} threads");
-                assert_eq!(one.4[..], other.4[..], "argmax, {threads} threads");
+                one.assert_same_bits(
+                    &run_all(rows, &plan, threads),
+                    &format!("{threads} threads"),
+                );
             }
             // Against one pass in row order: the extremes exactly, the sums to f32 rounding.
             for (s, _) in lens.iter().enumerate() {
@@ -386,10 +397,10 @@ mod tests {
                     if col.is_empty() {
                         at = -1;
                     }
-                    assert_eq!(one.3[s * d + c].to_bits(), best.to_bits(), "max {s} {c}");
-                    assert_eq!(one.4[s * d + c], at, "argmax {s} {c}");
+                    assert_eq!(one.max[s * d + c].to_bits(), best.to_bits(), "max {s} {c}");
+                    assert_eq!(one.argmax[s * d + c], at, "argmax {s} {c}");
                     let exact: f64 = col.iter().map(|&(_, v)| v as f64).sum();
-                    let got = one.0[s * d + c] as f64;
+                    let got = one.sum[s * d + c] as f64;
                     assert!(
                         got == exact
                             || got.is_nan() && exact.is_nan()
