@@ -284,46 +284,88 @@ where
         .expect("an ndarray tensor")
 }
 
-/// The core float reduction through `target`'s path.
-pub fn reduce(
+/// A tensor kind the suite reduces, with its composite default on NdArray.
+pub trait Kind: burn_segment::SegmentKind + burn::tensor::BackendPrimitive<NdArray> {
+    /// The kind's composite reduction.
+    fn composite_reduce(
+        data: Tensor<2, Self>,
+        ids: Tensor<1, Int>,
+        n: usize,
+        r: SegmentReduction,
+    ) -> Tensor<2, Self>;
+    /// The kind's composite max/min with arguments.
+    fn composite_extreme(
+        data: Tensor<2, Self>,
+        ids: Tensor<1, Int>,
+        n: usize,
+        e: SegmentExtreme,
+    ) -> (Tensor<2, Self>, Tensor<2, Int>);
+}
+
+// The two impls differ only in which composite they call (float_* or int_*).
+macro_rules! kind {
+    ($kind:ty, $reduce:ident, $extreme:ident) => {
+        impl Kind for $kind {
+            fn composite_reduce(
+                data: Tensor<2, Self>,
+                ids: Tensor<1, Int>,
+                n: usize,
+                r: SegmentReduction,
+            ) -> Tensor<2, Self> {
+                Tensor::from_primitive::<NdArray>(composite::$reduce::<NdArray>(
+                    nd(data),
+                    nd(ids),
+                    n,
+                    r,
+                ))
+            }
+            fn composite_extreme(
+                data: Tensor<2, Self>,
+                ids: Tensor<1, Int>,
+                n: usize,
+                e: SegmentExtreme,
+            ) -> (Tensor<2, Self>, Tensor<2, Int>) {
+                let (v, a) = composite::$extreme::<NdArray>(nd(data), nd(ids), n, e);
+                (
+                    Tensor::from_primitive::<NdArray>(v),
+                    Tensor::from_primitive::<NdArray>(a),
+                )
+            }
+        }
+    };
+}
+kind!(burn::tensor::Float, float_reduce, float_extreme);
+kind!(Int, int_reduce, int_extreme);
+
+/// A float or integer reduction through `target`'s path.
+pub fn reduce<K: Kind>(
     target: &Target,
-    data: Tensor<2>,
+    data: Tensor<2, K>,
     ids: Tensor<1, Int>,
     n: usize,
     r: SegmentReduction,
-) -> Tensor<2> {
+) -> Tensor<2, K> {
     match target.path {
         Path::Public => burn_segment::segment_reduce(data, ids, n, r),
         Path::Planned => plan(ids, n).reduce(data, r),
-        Path::Composite => Tensor::from_primitive::<NdArray>(composite::float_reduce::<NdArray>(
-            nd(data),
-            nd(ids),
-            n,
-            r,
-        )),
+        Path::Composite => K::composite_reduce(data, ids, n, r),
     }
 }
 
-/// Max/min with arguments through `target`'s path.
-pub fn extreme(
+/// Float or integer max/min with arguments through `target`'s path.
+pub fn extreme<K: Kind>(
     target: &Target,
-    data: Tensor<2>,
+    data: Tensor<2, K>,
     ids: Tensor<1, Int>,
     n: usize,
     e: SegmentExtreme,
-) -> (Tensor<2>, Tensor<2, Int>) {
+) -> (Tensor<2, K>, Tensor<2, Int>) {
     match (target.path, e) {
         (Path::Public, SegmentExtreme::Max) => burn_segment::segment_max_with_indices(data, ids, n),
         (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
         (Path::Planned, SegmentExtreme::Max) => plan(ids, n).max_with_indices(data),
         (Path::Planned, SegmentExtreme::Min) => plan(ids, n).min_with_indices(data),
-        (Path::Composite, _) => {
-            let (v, a) = composite::float_extreme::<NdArray>(nd(data), nd(ids), n, e);
-            (
-                Tensor::from_primitive::<NdArray>(v),
-                Tensor::from_primitive::<NdArray>(a),
-            )
-        }
+        (Path::Composite, _) => K::composite_extreme(data, ids, n, e),
     }
 }
 
@@ -334,49 +376,6 @@ pub fn softmax(target: &Target, data: Tensor<2>, ids: Tensor<1, Int>, n: usize) 
         Path::Planned => plan(ids, n).softmax(data),
         Path::Composite => {
             Tensor::from_primitive::<NdArray>(composite::softmax::<NdArray>(nd(data), nd(ids), n))
-        }
-    }
-}
-
-/// Integer reduction through `target`'s path.
-pub fn int_reduce(
-    target: &Target,
-    data: Tensor<2, Int>,
-    ids: Tensor<1, Int>,
-    n: usize,
-    r: SegmentReduction,
-) -> Tensor<2, Int> {
-    match target.path {
-        Path::Public => burn_segment::segment_reduce(data, ids, n, r),
-        Path::Planned => plan(ids, n).reduce(data, r),
-        Path::Composite => Tensor::from_primitive::<NdArray>(composite::int_reduce::<NdArray>(
-            nd(data),
-            nd(ids),
-            n,
-            r,
-        )),
-    }
-}
-
-/// Integer max/min with arguments through `target`'s path.
-pub fn int_extreme(
-    target: &Target,
-    data: Tensor<2, Int>,
-    ids: Tensor<1, Int>,
-    n: usize,
-    e: SegmentExtreme,
-) -> (Tensor<2, Int>, Tensor<2, Int>) {
-    match (target.path, e) {
-        (Path::Public, SegmentExtreme::Max) => burn_segment::segment_max_with_indices(data, ids, n),
-        (Path::Public, SegmentExtreme::Min) => burn_segment::segment_min_with_indices(data, ids, n),
-        (Path::Planned, SegmentExtreme::Max) => plan(ids, n).max_with_indices(data),
-        (Path::Planned, SegmentExtreme::Min) => plan(ids, n).min_with_indices(data),
-        (Path::Composite, _) => {
-            let (v, a) = composite::int_extreme::<NdArray>(nd(data), nd(ids), n, e);
-            (
-                Tensor::from_primitive::<NdArray>(v),
-                Tensor::from_primitive::<NdArray>(a),
-            )
         }
     }
 }

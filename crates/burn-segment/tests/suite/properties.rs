@@ -128,7 +128,7 @@ proptest! {
             for dtype in [DType::I64, DType::I32] {
                 for r in [SegmentReduction::Sum, SegmentReduction::Prod, SegmentReduction::Max, SegmentReduction::Min] {
                     let x = ints(&values, [c.e, c.d], &t.device, dtype);
-                    let got = read_int(int_reduce(&t, x, ids(&c.ids, &t.device, c.i32_ids), c.n, r));
+                    let got = read_int(reduce(&t, x, ids(&c.ids, &t.device, c.i32_ids), c.n, r));
                     let (lo, hi) = if dtype == DType::I32 { (i32::MIN as i64, i32::MAX as i64) } else { (i64::MIN, i64::MAX) };
                     let want: Vec<i64> = segment_reduce_reference(&as_f64, c.d, &c.ids, c.n, r)
                         .into_iter()
@@ -138,7 +138,7 @@ proptest! {
                 }
                 for which in [SegmentExtreme::Max, SegmentExtreme::Min] {
                     let x = ints(&values, [c.e, c.d], &t.device, dtype);
-                    let (_, a) = int_extreme(&t, x, ids(&c.ids, &t.device, c.i32_ids), c.n, which);
+                    let (_, a) = extreme(&t, x, ids(&c.ids, &t.device, c.i32_ids), c.n, which);
                     let (_, want) = segment_extreme_reference(&as_f64, c.d, &c.ids, c.n, which);
                     prop_assert_eq!(read_int(a), want, "{} {:?} arg", t.name, which);
                 }

@@ -61,7 +61,7 @@ fn many_rows_sorted_and_unsorted_match_the_reference() {
                 let ints: Vec<i64> = data.iter().map(|v| (v * 8.0) as i64).collect();
                 let xi = || ints_2d(&ints, [e, d], &t.device);
                 let ints_f: Vec<f64> = ints.iter().map(|&v| v as f64).collect();
-                let got = read_int(int_reduce(&t, xi(), ids(), n, SegmentReduction::Sum));
+                let got = read_int(reduce(&t, xi(), ids(), n, SegmentReduction::Sum));
                 let want = segment_reduce_reference(&ints_f, d, seg, n, SegmentReduction::Sum);
                 assert_eq!(
                     got,
@@ -69,7 +69,7 @@ fn many_rows_sorted_and_unsorted_match_the_reference() {
                     "{}",
                     what("int sum")
                 );
-                let (v, a) = int_extreme(&t, xi(), ids(), n, SegmentExtreme::Max);
+                let (v, a) = extreme(&t, xi(), ids(), n, SegmentExtreme::Max);
                 let (want_v, want_a) =
                     segment_extreme_reference(&ints_f, d, seg, n, SegmentExtreme::Max);
                 let want_v: Vec<i64> = want_v
