@@ -29,8 +29,8 @@ use burn_gnn::train::accuracy;
 use burn_gnn_data::{NeighborLoader, SampledBatch};
 use burn_gnn_nn::{GraphSage, GraphSageConfig};
 use clap::Parser;
-use common::cli::{Backend, at_least};
-use common::large::{self as large, BLOCKS, FEATURES, LargeGraph, peak_rss_mb};
+use common::cli::at_least;
+use common::large::{self as large, BLOCKS, FEATURES, LargeArgs, LargeGraph, peak_rss_mb};
 use common::progress::Progress;
 
 /// GraphSAGE with neighbour sampling (fan-outs 15 and 10) on a generated graph of a million
@@ -38,24 +38,14 @@ use common::progress::Progress;
 #[derive(Debug, Parser)]
 #[command(name = "graphsage_large")]
 struct Args {
-    /// Nodes of the generated graph.
-    #[arg(long, default_value_t = 1_000_000, value_parser = at_least::<1000>)]
-    nodes: usize,
+    #[command(flatten)]
+    large: LargeArgs,
     /// Mean number of incoming edges per node.
     #[arg(long, default_value_t = 10.0, value_parser = positive_f64)]
     degree: f64,
-    /// Epochs.
-    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
-    epochs: usize,
-    /// Seed nodes per mini-batch.
-    #[arg(long, default_value_t = 1024, value_parser = at_least::<1>)]
-    batch_size: usize,
     /// Stop each epoch after this many batches [default: all].
     #[arg(long, value_parser = at_least::<1>)]
     max_batches: Option<usize>,
-    /// The backend to train on.
-    #[arg(long, value_enum, default_value_t = Backend::Flex)]
-    backend: Backend,
 }
 
 /// A clap value parser: a finite number above zero.
@@ -100,10 +90,10 @@ fn evaluate(
 
 fn main() {
     let args = Args::parse();
-    let base = args.backend.device_or_exit();
+    let base = args.large.backend.device_or_exit();
     let train_dev = base.clone().autodiff();
     let start = Instant::now();
-    let n = args.nodes;
+    let n = args.large.nodes;
     let LargeGraph {
         lists,
         x,
@@ -122,7 +112,7 @@ fn main() {
             lists.clone(),
             seeds.to_vec(),
             fanouts.clone(),
-            args.batch_size,
+            args.large.batch_size,
         )
         .expect("valid loader")
     };
@@ -137,13 +127,13 @@ fn main() {
     let mut optim = AdamConfig::new().init();
     let loss_fn = CrossEntropyLossConfig::new().init(&train_dev);
     let x_train = x.clone().to_device(&train_dev);
-    for epoch in 0..args.epochs as u64 {
+    for epoch in 0..args.large.epochs as u64 {
         let batches = args.max_batches.map_or(train_loader.num_batches(), |m| {
             m.min(train_loader.num_batches())
         });
         let mut bar = Progress::new(
             batches as u64,
-            format!("epoch {}/{}", epoch + 1, args.epochs),
+            format!("epoch {}/{}", epoch + 1, args.large.epochs),
         );
         let (epoch_start, mut sampling, mut edges, mut seen) =
             (Instant::now(), 0.0, 0usize, 0usize);

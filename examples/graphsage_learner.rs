@@ -39,7 +39,7 @@ use burn_gnn::nn::GraphSageConfig;
 use burn_gnn::train::{NodeClassification, SampledNodeLoader, accuracy};
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, at_least, exit_with};
-use common::large::{self as large, BLOCKS, FEATURES, LargeGraph, peak_rss_mb};
+use common::large::{self as large, BLOCKS, FEATURES, LargeArgs, LargeGraph, peak_rss_mb};
 
 /// How training is spread over devices.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -56,24 +56,14 @@ enum Strategy {
 #[derive(Debug, Parser)]
 #[command(name = "graphsage_learner")]
 struct Args {
-    /// Nodes of the generated graph.
-    #[arg(long, default_value_t = 1_000_000, value_parser = at_least::<1000>)]
-    nodes: usize,
-    /// Epochs.
-    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
-    epochs: usize,
-    /// Seed nodes per mini-batch.
-    #[arg(long, default_value_t = 1024, value_parser = at_least::<1>)]
-    batch_size: usize,
+    #[command(flatten)]
+    large: LargeArgs,
     /// Devices to train on.
     #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
     devices: usize,
     /// The execution strategy [default: single for one device, multi for more].
     #[arg(long, value_enum)]
     strategy: Option<Strategy>,
-    /// The backend to train on.
-    #[arg(long, value_enum, default_value_t = Backend::Flex)]
-    backend: Backend,
 }
 
 impl Args {
@@ -85,11 +75,11 @@ impl Args {
             Strategy::Multi
         });
         match strategy {
-            Strategy::Ddp if self.backend != Backend::Wgpu => Err(format!(
+            Strategy::Ddp if self.large.backend != Backend::Wgpu => Err(format!(
                 "--strategy ddp all-reduces gradients with Burn's collectives, which the {:?} \
                  backend does not have (Burn 0.22 implements them on CUDA only); use --strategy \
                  multi",
-                self.backend
+                self.large.backend
             )),
             Strategy::Single if self.devices != 1 => {
                 Err("--strategy single takes --devices 1".into())
@@ -101,8 +91,8 @@ impl Args {
 
 /// The devices training runs on (exits with status 2 when the backend cannot run here).
 fn devices(args: &Args) -> Vec<Device> {
-    let base = args.backend.device_or_exit();
-    match args.backend {
+    let base = args.large.backend.device_or_exit();
+    match args.large.backend {
         #[cfg(feature = "wgpu")]
         Backend::Wgpu if args.devices > 1 => (0..args.devices)
             .map(|i| Device::wgpu(burn::tensor::DeviceKind::DiscreteGpu(i)))
@@ -117,7 +107,7 @@ fn main() {
     let devices = devices(&args);
     let base = devices[0].clone();
     let start = Instant::now();
-    let n = args.nodes;
+    let n = args.large.nodes;
     let LargeGraph {
         lists,
         x,
@@ -133,7 +123,7 @@ fn main() {
     // ANCHOR: learner
     let train_dev = base.clone().autodiff();
     let loader = |seeds: Vec<i64>| {
-        NeighborLoader::new(lists.clone(), seeds, vec![15, 10], args.batch_size)
+        NeighborLoader::new(lists.clone(), seeds, vec![15, 10], args.large.batch_size)
             .unwrap_or_else(|e| exit_with(2, e))
     };
     let dl_train = SampledNodeLoader::new(
@@ -178,7 +168,7 @@ fn main() {
     );
     let result = SupervisedTraining::new("runs/graphsage_learner", dl_train, dl_valid)
         .metrics((AccuracyMetric::new(), LossMetric::new()))
-        .num_epochs(args.epochs)
+        .num_epochs(args.large.epochs)
         .with_training_strategy(TrainingStrategy::Default(strategy))
         .with_default_checkpointers()
         .summary()
@@ -200,7 +190,7 @@ fn main() {
     println!(
         "test acc {:.3} (8 classes: chance 0.125); {} epoch(s) on {} device(s) in {:.0} s; peak memory {:.0} MB; logs and checkpoints in runs/graphsage_learner",
         right / total.max(1) as f64,
-        args.epochs,
+        args.large.epochs,
         devices.len(),
         start.elapsed().as_secs_f64(),
         peak_rss_mb().unwrap_or(f64::NAN)

@@ -33,8 +33,8 @@ use burn_gnn_data::{
 };
 use burn_gnn_nn::{GraphSage, GraphSageConfig, InnerProductDecoder, bce_with_logits, roc_auc};
 use clap::Parser;
-use common::cli::{Backend, at_least, exit_with};
-use common::large::{self as large, FEATURES, peak_rss_mb};
+use common::cli::{at_least, exit_with};
+use common::large::{self as large, FEATURES, LargeArgs, peak_rss_mb};
 use common::progress::Progress;
 
 /// GraphSAGE link prediction on LinkNeighborLoader mini-batches of a generated graph of a
@@ -42,24 +42,14 @@ use common::progress::Progress;
 #[derive(Debug, Parser)]
 #[command(name = "link_pred_large")]
 struct Args {
-    /// Nodes of the generated graph.
-    #[arg(long, default_value_t = 1_000_000, value_parser = at_least::<1000>)]
-    nodes: usize,
-    /// Epochs.
-    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
-    epochs: usize,
-    /// Seed edges per mini-batch.
-    #[arg(long, default_value_t = 1024, value_parser = at_least::<1>)]
-    batch_size: usize,
+    #[command(flatten)]
+    large: LargeArgs,
     /// Stop each epoch after this many batches [default: 400].
     #[arg(long, default_value_t = 400, value_parser = at_least::<1>)]
     max_batches: usize,
     /// Test pairs scored (positives and as many negatives) [default: 20000].
     #[arg(long, default_value_t = 20_000, value_parser = at_least::<2>)]
     test_pairs: usize,
-    /// The backend to train on.
-    #[arg(long, value_enum, default_value_t = Backend::Flex)]
-    backend: Backend,
 }
 
 fn ints(values: Vec<i64>, device: &Device) -> Tensor<1, Int> {
@@ -85,10 +75,10 @@ fn lists(set: &LinkSet, senders: &[i64], receivers: &[i64], n: usize) -> Arc<InN
 
 fn main() {
     let args = Args::parse();
-    let base = args.backend.device_or_exit();
+    let base = args.large.backend.device_or_exit();
     let train_dev = base.clone().autodiff();
-    let g = large::build(args.nodes, 10.0);
-    let n = args.nodes;
+    let g = large::build(args.large.nodes, 10.0);
+    let n = args.large.nodes;
     let (senders, receivers): (Vec<i64>, Vec<i64>) = g.lists.edges().unzip();
     let start = Instant::now();
     let split = RandomLinkSplit::new(0.05, 0.1)
@@ -111,7 +101,7 @@ fn main() {
         split.train.pos_senders.clone(),
         split.train.pos_receivers.clone(),
         vec![10, 5],
-        args.batch_size,
+        args.large.batch_size,
         NegativeSampling::default(),
     )
     .unwrap_or_else(|e| exit_with(1, e))
@@ -149,11 +139,11 @@ fn main() {
         .init(&train_dev)
         .expect("two layers");
     let mut optim = AdamConfig::new().with_epsilon(1e-8).init();
-    for epoch in 0..args.epochs {
+    for epoch in 0..args.large.epochs {
         let batches = loader.num_batches().min(args.max_batches);
         let mut bar = Progress::new(
             batches as u64,
-            format!("epoch {}/{}", epoch + 1, args.epochs),
+            format!("epoch {}/{}", epoch + 1, args.large.epochs),
         );
         let epoch_start = Instant::now();
         let mut sampled_edges = 0;
@@ -170,7 +160,7 @@ fn main() {
         let seconds = epoch_start.elapsed().as_secs_f64();
         bar.finish(format!(
             "{batches} batches of {} seed edges in {seconds:.1} s ({:.1} M sampled edges/s)",
-            args.batch_size,
+            args.large.batch_size,
             sampled_edges as f64 / seconds / 1e6
         ));
 

@@ -10,7 +10,24 @@ use std::time::Instant;
 use burn_gnn_data::synthetic::{SplitMix64, stochastic_block_model};
 use burn_gnn_data::{DataError, InNeighbors};
 
-use super::cli::exit_with;
+use super::cli::{Backend, at_least, exit_with};
+
+/// The command-line options the large-graph examples share.
+#[derive(Debug, clap::Args)]
+pub struct LargeArgs {
+    /// Nodes of the generated graph.
+    #[arg(long, default_value_t = 1_000_000, value_parser = at_least::<1000>)]
+    pub nodes: usize,
+    /// Epochs.
+    #[arg(long, default_value_t = 1, value_parser = at_least::<1>)]
+    pub epochs: usize,
+    /// Seeds per mini-batch: nodes, or edges for link prediction.
+    #[arg(long, default_value_t = 1024, value_parser = at_least::<1>)]
+    pub batch_size: usize,
+    /// The backend to train on.
+    #[arg(long, value_enum, default_value_t = Backend::Flex)]
+    pub backend: Backend,
+}
 
 /// Classes (blocks).
 pub const BLOCKS: usize = 8;
