@@ -37,31 +37,13 @@ mod common {
     pub mod resume;
 }
 
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Device;
 use burn_gnn::train::StoppingRule;
 use burn_gnn_data::Planetoid;
-use burn_gnn_graph::{GraphsTuple, SparseMatrix};
-use burn_gnn_nn::{Activation, Gat, GatConfig};
-use common::node::NodeClassifier;
+use burn_gnn_nn::{Activation, GatConfig};
 use common::node_args::NodeArgs;
 use common::planetoid::Dataset;
 use common::record::Setup;
-
-// ANCHOR: classifier
-impl NodeClassifier for Gat {
-    fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward(x, graph)
-    }
-
-    fn logits_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_sparse(x, graph)
-    }
-
-    fn decayed(&self) -> Tensor<1> {
-        self.decayed_norm_sq()
-    }
-}
-// ANCHOR_END: classifier
 
 fn main() {
     let args = NodeArgs::parse_for(

@@ -28,28 +28,12 @@ mod common {
     pub mod resume;
 }
 
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Device;
 use burn_gnn::train::StoppingRule;
 use burn_gnn_data::Planetoid;
-use burn_gnn_graph::{GraphsTuple, SparseMatrix};
-use burn_gnn_nn::{Gcn, GcnConfig};
-use common::node::NodeClassifier;
+use burn_gnn_nn::GcnConfig;
 use common::node_args::NodeArgs;
 use common::record::Setup;
-
-impl NodeClassifier for Gcn {
-    fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward(x, graph)
-    }
-
-    fn logits_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_sparse(x, graph)
-    }
-
-    fn decayed(&self) -> Tensor<1> {
-        self.decayed_norm_sq()
-    }
-}
 
 fn main() {
     let args = NodeArgs::parse_for(

@@ -11,6 +11,7 @@ use burn::tensor::{Device, Int, Tensor};
 use burn_gnn::train::accuracy;
 use burn_gnn_data::Planetoid;
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
+use burn_gnn_nn::{Gat, Gcn};
 
 use super::node_args::NodeArgs;
 use super::output::{Outputs, load_checkpoint};
@@ -71,6 +72,7 @@ impl Prepared {
     }
 }
 
+// ANCHOR: classifier
 /// A model the node-classification loop trains.
 pub trait NodeClassifier: Module + Clone {
     /// Logits `[N, classes]`.
@@ -82,6 +84,25 @@ pub trait NodeClassifier: Module + Clone {
     /// `Σ w²` over the parameters that get weight decay.
     fn decayed(&self) -> Tensor<1>;
 }
+
+// The library's GAT and GCN: sparse first layers, and the L2 term of their papers.
+macro_rules! node_classifier {
+    ($($model:ty),*) => {$(
+        impl NodeClassifier for $model {
+            fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
+                self.forward(x, graph)
+            }
+            fn logits_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
+                self.forward_sparse(x, graph)
+            }
+            fn decayed(&self) -> Tensor<1> {
+                self.decayed_norm_sq()
+            }
+        }
+    )*};
+}
+node_classifier!(Gat, Gcn);
+// ANCHOR_END: classifier
 
 /// Validation loss, validation accuracy and test accuracy of `model` (evaluation mode).
 pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {

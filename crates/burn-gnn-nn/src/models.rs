@@ -381,6 +381,7 @@ impl Gat {
         })
     }
 
+    // ANCHOR: decayed
     /// `Σ w²` over what the paper's L2 regularisation covers: every layer's weight and
     /// attention vectors (not the biases). The loss adds `λ/2` times this.
     pub fn decayed_norm_sq(&self) -> Tensor<1> {
@@ -391,6 +392,7 @@ impl Gat {
             .reduce(|a, b| a + b)
             .expect("a GAT has at least one layer (checked at init)")
     }
+    // ANCHOR_END: decayed
 }
 
 impl Gcn {
