@@ -2,7 +2,7 @@
 
 use burn::backend::{
     Backend, backend_extension,
-    tensor::{FloatTensor, IntTensor},
+    tensor::{BoolTensor, FloatTensor, IntTensor},
 };
 
 use burn::tensor::Shape;
@@ -253,6 +253,30 @@ pub trait SegmentBackend: Backend {
         reduction: SegmentReduction,
     ) -> FloatTensor<Self> {
         Self::segment_reduce(data, plan.segment_ids, plan.num_segments, reduction)
+    }
+
+    /// The sum of each segment's rows over the entries `mask` keeps (`[E]`, one flag per row,
+    /// or the data's shape): the sum of `where(mask, data, 0)` without forming it.
+    #[fusion(dtype = data, shape = rows_shape(data, *num_segments))]
+    fn segment_sum_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+    ) -> FloatTensor<Self> {
+        let data = composite::zero_masked_out::<Self>(data, mask);
+        Self::segment_reduce(data, segment_ids, num_segments, SegmentReduction::Sum)
+    }
+
+    /// [`segment_sum_masked`](Self::segment_sum_masked) over a plan's ids.
+    #[fusion(dtype = data, shape = rows_shape(data, plan.num_segments))]
+    fn segment_sum_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        let data = composite::zero_masked_out::<Self>(data, mask);
+        Self::segment_reduce_planned(data, plan, SegmentReduction::Sum)
     }
 
     /// [`segment_extreme`](Self::segment_extreme) over a plan's ids.

@@ -103,7 +103,9 @@
 //!   (NaN below `correction + 1` rows); weighted mean / variance / std over
 //!   [`SegmentWeights`] (checked once); [`segment_topk`], [`segment_quantile`] (numpy's
 //!   interpolations) and [`segment_median`]; [`segment_count_nonzero`], [`segment_any`],
-//!   [`segment_all`]. Composed from the core ops, on every backend.
+//!   [`segment_all`]. Composed from the core ops, on every backend, except the masked sum: one
+//!   backend op (`segment_sum_masked`) with a CPU kernel that skips the left-out entries as it
+//!   reads them (the bits of the filled data's sum).
 //! - **Strided inputs.** On Flex, the reductions and softmax read a row or column slice (any
 //!   layout whose rows are each contiguous) in place at its row stride, with the bits of a
 //!   contiguous copy; other layouts, NdArray views and the fused ops' inputs are copied first.

@@ -6,7 +6,9 @@
 //! returns the identity: 0 for a sum, 1 for a product, `∓inf` for max / min, -1 for their
 //! arguments, `-inf` for logsumexp, NaN for a mean or a variance, 0 for every softmax row.
 //! Masked-out entries receive exactly zero gradient (whatever their value, NaN included); the
-//! mask receives none. Composed from the core ops, so every backend runs them, planned or not.
+//! mask receives none. Composed from the core ops, so every backend runs them, planned or not;
+//! the sum is one backend op (`SegmentBackend::segment_sum_masked`), whose CPU kernel reads the
+//! flags beside the rows instead of filling a copy first.
 
 use burn::tensor::{Bool, Int, Tensor};
 
@@ -40,17 +42,22 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     /// The mask in `like`'s shape, which has entries (see [`is_empty`]).
     fn eligible<const D: usize>(&self, like: &Tensor<D>) -> Tensor<D, Bool> {
         let dims = like.dims();
+        self.check_shape(dims);
         if M == 1 {
             let mut rows = [1; D];
             rows[0] = dims[0];
             return self.mask.clone().reshape(rows).expand(dims);
         }
+        self.mask.clone().reshape(dims)
+    }
+
+    /// Panics unless the mask is `[E]` or has the data's shape `dims`.
+    fn check_shape<const D: usize>(&self, dims: [usize; D]) {
         let mask = self.mask.dims();
         assert!(
-            M == D && mask[..] == dims[..],
+            M == 1 || M == D && mask[..] == dims[..],
             "burn-segment: the mask's shape {mask:?} is neither [E] nor the data's {dims:?}"
         );
-        self.mask.clone().reshape(dims)
     }
 
     /// `data` with the masked-out entries replaced by `fill`.
@@ -78,9 +85,11 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         counts.cast(data.dtype())
     }
 
-    /// Sum of the eligible entries; 0 where there are none. `[E, ...] -> [N, ...]`.
+    /// Sum of the eligible entries; 0 where there are none. `[E, ...] -> [N, ...]`. One op
+    /// (a kernel on the CPU backends that skips the left-out entries as it reads them).
     pub fn sum<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
-        self.index.sum(self.filled(data, 0.0))
+        self.check_shape(data.dims());
+        self.index.sum_masked(data, self.mask.clone())
     }
 
     /// Product of the eligible entries; 1 where there are none.

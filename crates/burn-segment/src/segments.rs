@@ -64,6 +64,15 @@ pub trait Segments: sealed::Sealed {
         negative_slope: f64,
     ) -> Tensor<2>;
 
+    /// The sum of the entries `mask` keeps, `mask` `[E]` or the data's shape (checked by
+    /// [`Masked`](crate::Masked), which calls this).
+    #[doc(hidden)]
+    fn sum_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+    ) -> Tensor<D>;
+
     /// How a message names the ids.
     #[doc(hidden)]
     fn ids_name(&self) -> &'static str {
@@ -324,6 +333,16 @@ impl Segments for SegmentIds {
         let out = Dispatch::segment_softmax(logits.into_dispatch(), ids, self.num_segments);
         Tensor::from_dispatch(out)
     }
+    fn sum_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+    ) -> Tensor<D> {
+        self.check_rows(data.dims()[0]);
+        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
+        let out = Dispatch::segment_sum_masked(data.into_dispatch(), mask.into_dispatch(), ids, n);
+        Tensor::from_dispatch(out)
+    }
     fn count(&self) -> Tensor<1, Int> {
         let ids = self.ids.clone().into_dispatch();
         Tensor::from_dispatch(Dispatch::segment_count(ids, self.num_segments))
@@ -380,6 +399,16 @@ impl Segments for SegmentPlan {
     fn softmax<const D: usize>(&self, logits: Tensor<D>) -> Tensor<D> {
         self.check_rows(logits.dims()[0]);
         let out = Dispatch::segment_softmax_planned(logits.into_dispatch(), self.primitive());
+        Tensor::from_dispatch(out)
+    }
+    fn sum_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+    ) -> Tensor<D> {
+        self.check_rows(data.dims()[0]);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        let out = Dispatch::segment_sum_masked_planned(data, mask, self.primitive());
         Tensor::from_dispatch(out)
     }
     /// From the offsets: no pass over the ids.

@@ -3,7 +3,7 @@
 
 use core::fmt::Debug;
 
-use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
@@ -17,6 +17,8 @@ pub(super) trait Grouping<B: SegmentBackend>: Clone + Send + Debug + 'static {
         extreme: SegmentExtreme,
     ) -> (FloatTensor<B>, IntTensor<B>);
     fn softmax(&self, data: FloatTensor<B>) -> FloatTensor<B>;
+    /// The sum of the entries `mask` keeps.
+    fn sum_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B>;
     /// Row `e` of the result is row `ids[e]` of `data`.
     fn gather(&self, data: FloatTensor<B>) -> FloatTensor<B>;
     fn int_gather(&self, data: IntTensor<B>) -> IntTensor<B>;
@@ -61,6 +63,9 @@ impl<B: SegmentBackend> Grouping<B> for Ids<B> {
     fn softmax(&self, data: FloatTensor<B>) -> FloatTensor<B> {
         B::segment_softmax(data, self.ids.clone(), self.n)
     }
+    fn sum_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
+        B::segment_sum_masked(data, mask, self.ids.clone(), self.n)
+    }
     fn gather(&self, data: FloatTensor<B>) -> FloatTensor<B> {
         B::segment_gather(data, self.ids.clone())
     }
@@ -101,6 +106,9 @@ impl<B: SegmentBackend> Grouping<B> for SegmentPlanPrimitive<B> {
     }
     fn softmax(&self, data: FloatTensor<B>) -> FloatTensor<B> {
         B::segment_softmax_planned(data, self.clone())
+    }
+    fn sum_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
+        B::segment_sum_masked_planned(data, mask, self.clone())
     }
     fn gather(&self, data: FloatTensor<B>) -> FloatTensor<B> {
         B::float_select(data, 0, self.segment_ids.clone())

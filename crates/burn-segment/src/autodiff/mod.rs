@@ -7,6 +7,7 @@
 
 mod backward;
 mod grouping;
+mod masked;
 
 use core::marker::PhantomData;
 
@@ -17,7 +18,7 @@ use burn::backend::{
         checkpoint::strategy::CheckpointStrategy,
         ops::{Backward, OpsKind},
     },
-    tensor::{FloatTensor, IntTensor},
+    tensor::{BoolTensor, FloatTensor, IntTensor},
 };
 
 use crate::plan::SegmentPlanPrimitive;
@@ -294,6 +295,23 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         reduction: SegmentReduction,
     ) -> FloatTensor<Self> {
         reduce::<B, C, _>(data, ids(segment_ids, num_segments), reduction)
+    }
+
+    fn segment_sum_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+    ) -> FloatTensor<Self> {
+        masked::sum_masked::<B, C, _>(data, mask, ids(segment_ids, num_segments))
+    }
+
+    fn segment_sum_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        plan: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        masked::sum_masked::<B, C, _>(data, mask, inner(plan))
     }
 
     fn segment_reduce_planned(

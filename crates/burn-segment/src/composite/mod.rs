@@ -32,6 +32,24 @@ fn safe_ids<B: Backend>(ids: IntTensor<B>, n: usize) -> IntTensor<B> {
     B::int_mask_fill(ids, B::bool_or(below, above), Scalar::Int(n as i64))
 }
 
+/// `data` with the entries `mask` leaves out set to 0: `mask` is `[E]` (one flag per row) or
+/// the data's shape. What a masked sum reduces.
+pub fn zero_masked_out<B: Backend>(data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
+    let shape = data.shape();
+    if shape.num_elements() == 0 {
+        // Burn 0.22's wgpu comparison kernels panic on empty tensors; there is nothing to fill.
+        return data;
+    }
+    let mask = if mask.shape().num_dims() < shape.num_dims() {
+        let mut rows = vec![1; shape.num_dims()];
+        rows[0] = shape[0];
+        B::bool_expand(B::bool_reshape(mask, Shape::from(rows)), shape)
+    } else {
+        mask
+    };
+    B::float_mask_fill(data, B::bool_not(mask), Scalar::Float(0.0))
+}
+
 fn first_rows(shape: &Shape, n: usize) -> Vec<Slice> {
     let mut slices = vec![Slice::from(0..n)];
     slices.extend(shape.as_slice()[1..].iter().map(|&d| Slice::from(0..d)));

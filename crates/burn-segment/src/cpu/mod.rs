@@ -24,7 +24,7 @@ use burn::backend::{Flex, NdArray};
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction, composite};
 use wiring::{Ids, attention_backward_op, attention_op, extreme_op, reduce_op, sddmm_op};
-use wiring::{softmax_op, spmm_op};
+use wiring::{softmax_op, spmm_op, sum_masked_op};
 
 /// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
 /// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
@@ -82,6 +82,21 @@ macro_rules! impl_cpu_backend {
                     which,
                     composite::float_extreme::<Self>,
                 )
+            }
+            fn segment_sum_masked(
+                data: FloatTensor<Self>,
+                mask: BoolTensor<Self>,
+                ids: IntTensor<Self>,
+                n: usize,
+            ) -> FloatTensor<Self> {
+                sum_masked_op(data, mask, Ids::<Self>::Given(ids, n))
+            }
+            fn segment_sum_masked_planned(
+                data: FloatTensor<Self>,
+                mask: BoolTensor<Self>,
+                p: SegmentPlanPrimitive<Self>,
+            ) -> FloatTensor<Self> {
+                sum_masked_op(data, mask, Ids::<Self>::Planned(p))
             }
             // ANCHOR: cpu_softmax
             fn segment_softmax(
@@ -277,7 +292,7 @@ macro_rules! impl_cpu_backend {
 
 use burn::backend::TensorMetadata;
 use burn::backend::ops::{FloatTensorOps, IntTensorOps};
-use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::tensor::{BoolTensor, FloatTensor, IntTensor};
 
 #[allow(deprecated)]
 mod ndarray_impl {

@@ -236,6 +236,36 @@ pub(super) fn reduce<T: CpuTensor>(data: T, plan: &CsrPlan, op: SegmentReduction
     }
 }
 
+/// The sum of the entries `mask` keeps (`per_row`: one flag per row; else one per entry).
+pub(super) fn sum_masked<T: CpuTensor>(data: T, mask: &[u8], per_row: bool, plan: &CsrPlan) -> T {
+    let (e, d, out_shape) = flat_rows(&data.shape(), plan.num_segments());
+    check_len(e, plan.num_rows());
+    assert_eq!(
+        mask.len(),
+        if per_row { e } else { e * d },
+        "burn-segment: mask size"
+    );
+    let mask = match per_row {
+        true => kernels::MaskOf::Rows(mask),
+        false => kernels::MaskOf::Entries(mask),
+    };
+    fn go<E: CpuElem + Elem, T: CpuTensor>(
+        data: &T,
+        mask: kernels::MaskOf<'_>,
+        p: &CsrPlan,
+        s: Shape,
+    ) -> T {
+        let rows = data.rows::<E>();
+        let out = kernels::reduce_sum_masked(Simd::detect(), T::ALLOC, rows.view(), mask, p);
+        T::from_out(out, s)
+    }
+    match data.dtype() {
+        DType::F32 => go::<f32, T>(&data, mask, plan, out_shape),
+        DType::F64 => go::<f64, T>(&data, mask, plan, out_shape),
+        other => unreachable!("unsupported dtype {other:?} reached the masked sum"),
+    }
+}
+
 /// Max / min with the row that attains it; the argument tensor has the ids' dtype `id_dtype`.
 pub(super) fn extreme<T: CpuTensor>(
     data: T,

@@ -38,6 +38,9 @@ pub(crate) trait CpuTensor: TensorMetadata + Sized {
     /// The values in row-major order, to overwrite in place: `Some` only where this tensor
     /// alone owns its buffer and the buffer holds exactly its values, contiguously.
     fn values_mut<E: CpuElem>(&mut self) -> Option<&mut [E]>;
+    /// A Bool tensor's flags in row-major order, one byte each (non-zero: true); `None` for
+    /// other dtypes and for a bool storage the kernels do not read (Flex's `u32` flags).
+    fn mask_bytes(&self) -> Option<Cow<'_, [u8]>>;
 }
 
 /// Element types the CPU adapters can read out of a tensor primitive.
@@ -80,6 +83,12 @@ impl CpuTensor for NdArrayTensor {
     }
     fn from_values<E: CpuElem>(values: Vec<E>, shape: Shape) -> Self {
         NdArrayTensor::from_data(TensorData::new(values, shape))
+    }
+    fn mask_bytes(&self) -> Option<Cow<'_, [u8]>> {
+        match self {
+            NdArrayTensor::Bool(s) => Some(Cow::Owned(s.view().iter().map(|&b| b as u8).collect())),
+            _ => None,
+        }
     }
     // An ndarray owns a `Vec`: a pooled block would be copied into one.
     const ALLOC: Alloc = Alloc::Vec;
@@ -143,6 +152,16 @@ impl CpuTensor for FlexTensor {
             return None;
         }
         self.try_storage_mut::<E>()
+    }
+    fn mask_bytes(&self) -> Option<Cow<'_, [u8]>> {
+        use burn::tensor::{BoolStore, DType};
+        if !matches!(self.dtype(), DType::Bool(BoolStore::Native | BoolStore::U8)) {
+            return None;
+        }
+        Some(match self.layout().contiguous_offsets() {
+            Some((start, end)) => Cow::Borrowed(&self.storage::<u8>()[start..end]),
+            None => Cow::Owned(self.to_contiguous().storage::<u8>().to_vec()),
+        })
     }
 }
 

@@ -13,7 +13,7 @@ use super::fused::{
 use super::kernels::CsrPlan;
 use super::ops::{
     Given, extreme, extreme_bucketed, given, held_plan, index_list, plan, reduce, reduce_bucketed,
-    softmax, supports, usize_list,
+    softmax, sum_masked, supports, usize_list,
 };
 use super::tensor::CpuTensor;
 use crate::plan::SegmentPlanPrimitive;
@@ -91,6 +91,40 @@ pub(crate) fn reduce_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = 
         },
         _ => reduce(data, &ids.csr(), r),
     }
+}
+
+/// The sum of the entries `mask` keeps (`[E]` or the data's shape), read in place: no filled
+/// copy of the data. Other dtypes and bool storages go through the composite.
+pub(crate) fn sum_masked_op<
+    T: CpuTensor + 'static,
+    B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T, BoolTensorPrimitive = T>,
+>(
+    data: T,
+    mask: T,
+    ids: Ids<B>,
+) -> T {
+    let floats = matches!(data.dtype(), DType::F32 | DType::F64);
+    if !floats || mask.mask_bytes().is_none() {
+        let data = composite::zero_masked_out::<B>(data, mask);
+        return match ids {
+            Ids::Given(ids, n) => B::segment_reduce(data, ids, n, SegmentReduction::Sum),
+            Ids::Planned(p) => B::segment_reduce_planned(data, p, SegmentReduction::Sum),
+        };
+    }
+    let plan = ids.csr();
+    let per_row = mask.shape().num_dims() < data.shape().num_dims();
+    let (_, d, _) = crate::backend::flat_rows(&data.shape(), plan.num_segments());
+    // Rows read out of order with a flag per entry cost a second random read a row (their
+    // flags); under two cache lines of data a row, filling a copy in one sequential pass and
+    // summing that is faster (see the book's performance chapter).
+    if !per_row && !plan.is_sorted() && d * data.dtype().size() < 128 {
+        let filled = composite::zero_masked_out::<B>(data, mask);
+        return reduce(filled, &plan, SegmentReduction::Sum);
+    }
+    let flags = mask
+        .mask_bytes()
+        .expect("a bool storage the kernels read (checked above)");
+    sum_masked(data, &flags, per_row, &plan)
 }
 
 /// Max or min with arguments (in the ids' dtype).

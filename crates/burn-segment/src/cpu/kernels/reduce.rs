@@ -4,7 +4,7 @@ use core::ops::Range;
 
 use super::elem::{Elem, IdElem};
 use super::output::{Alloc, Out};
-use super::plan::CsrPlan;
+use super::plan::{CsrPlan, TO_L2, prefetch_bytes};
 use super::{Rows, chunk_tree, is_long, per_segment};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
@@ -50,6 +50,114 @@ simd_dispatch!(
     /// [`add_slots`] compiled for `simd`.
     fn add_slots_simd = add_slots [T: Elem] [T] (
         rows: Rows<T>,
+        plan: &CsrPlan,
+        slots: Range<usize>,
+        acc: &mut [T],
+    )
+);
+
+/// Which entries a masked sum keeps: one flag per row, or one per entry (`[E, d]`,
+/// contiguous); non-zero keeps.
+#[derive(Clone, Copy, Debug)]
+pub enum MaskOf<'a> {
+    /// `[E]`: a row is kept whole or left out whole.
+    Rows(&'a [u8]),
+    /// `[E, d]`, row-major.
+    Entries(&'a [u8]),
+}
+
+/// [`reduce_sum`] of `where(mask, rows, 0)` without forming it: the same rows in the same
+/// order, a left-out entry adding `+0` (which changes no sum, the running sum never being
+/// `-0`), so the bits are those of the filled data's sum, for any thread count.
+pub fn reduce_sum_masked<T: Elem>(
+    simd: Simd,
+    alloc: Alloc,
+    rows: Rows<T>,
+    mask: MaskOf<'_>,
+    plan: &CsrPlan,
+) -> Out<T> {
+    let d = rows.width();
+    per_segment(alloc, plan, d, T::ZERO, |s, acc| {
+        if !is_long(plan, s) {
+            return add_masked_simd(simd, rows, mask, plan, plan.slots(s), acc);
+        }
+        let sum = |slots| {
+            let mut part = vec![T::ZERO; d];
+            add_masked_simd(simd, rows, mask, plan, slots, &mut part);
+            part
+        };
+        acc.copy_from_slice(&chunk_tree(plan, s, sum, |mut l, r| {
+            l.iter_mut().zip(r).for_each(|(a, b)| *a = a.add(b));
+            l
+        }));
+    })
+}
+
+/// [`add_slots`] of the entries `mask` keeps.
+#[inline(always)]
+fn add_masked<'m, T: Elem>(
+    rows: Rows<T>,
+    mask: MaskOf<'m>,
+    plan: &CsrPlan,
+    slots: Range<usize>,
+    acc: &mut [T],
+) {
+    let d = rows.width();
+    // Sorted ids over contiguous rows: the rows and their flags as two spans, no index checks.
+    if let Some(span) = rows.span(slots.clone()).filter(|_| plan.is_sorted()) {
+        match mask {
+            MaskOf::Rows(keep) => span
+                .chunks_exact(d)
+                .zip(&keep[slots])
+                .filter(|(_, k)| **k != 0)
+                .for_each(|(x, _)| add_row(acc, x)),
+            MaskOf::Entries(keep) => span
+                .chunks_exact(d)
+                .zip(keep[slots.start * d..slots.end * d].chunks_exact(d))
+                .for_each(|(x, k)| add_kept(acc, x, k)),
+        }
+        return;
+    }
+    // The flags are gathered like the rows: prefetch both. One loop per form of the mask, so
+    // that each body inlines.
+    let ahead = |flags: &'m [u8], width: usize| {
+        move |r: usize| {
+            rows.prefetch::<TO_L2>(r);
+            prefetch_bytes::<TO_L2>(flags.as_ptr().wrapping_add(r * width), width);
+        }
+    };
+    match mask {
+        MaskOf::Rows(keep) => plan.for_slots_ahead(slots, ahead(keep, 1), |r| {
+            if keep[r] != 0 {
+                add_row(acc, rows.row(r));
+            }
+        }),
+        MaskOf::Entries(keep) => plan.for_slots_ahead(slots, ahead(keep, d), |r| {
+            add_kept(acc, rows.row(r), &keep[r * d..(r + 1) * d])
+        }),
+    }
+}
+
+#[inline(always)]
+fn add_row<T: Elem>(acc: &mut [T], x: &[T]) {
+    acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
+}
+
+/// `acc += x` where `keep` is non-zero, `+0` elsewhere: a select, not a branch, so that the
+/// loop vectorises.
+#[inline(always)]
+fn add_kept<T: Elem>(acc: &mut [T], x: &[T], keep: &[u8]) {
+    acc.iter_mut()
+        .zip(x)
+        .zip(keep)
+        .for_each(|((a, &v), &k)| *a = a.add(if k != 0 { v } else { T::ZERO }));
+}
+
+simd_dispatch!(
+    /// [`add_masked`] compiled for `simd`.
+    fn add_masked_simd = add_masked [T: Elem] [T] (
+        rows: Rows<T>,
+        mask: MaskOf<'_>,
         plan: &CsrPlan,
         slots: Range<usize>,
         acc: &mut [T],
@@ -125,6 +233,38 @@ mod tests {
             for level in [Level::Avx2, Level::Avx512] {
                 let got = reduce_sum(Simd::detect().at_most(level), Alloc::Vec, rows, plan);
                 assert_eq!(bits(&got), bits(&want), "{level:?} shuffled: {shuffled}");
+            }
+        });
+    }
+
+    #[test]
+    fn masked_sums_are_the_sums_of_the_filled_rows_on_every_instruction_set() {
+        // NaN and infinities in left-out entries must not leak; kept ones propagate.
+        let value = |k: usize| match k % 40 {
+            0 => f32::NAN,
+            1 => f32::NEG_INFINITY,
+            k => (k as f32 - 20.0) / 3.0,
+        };
+        let mut next = crate::cpu::kernels::testing::lcg(5);
+        for_each_isa_case(23, value, |rows, plan, shuffled| {
+            let (e, d) = (plan.num_rows(), rows.width());
+            let entries: Vec<u8> = (0..e * d).map(|_| u8::from(!next().is_multiple_of(3))).collect();
+            let per_row: Vec<u8> = (0..e).map(|_| u8::from(!next().is_multiple_of(3))).collect();
+            for (mask, keep) in [
+                (MaskOf::Entries(&entries), &|k: usize| entries[k] != 0),
+                (MaskOf::Rows(&per_row), &|k: usize| per_row[k / d] != 0),
+            ] as [(MaskOf<'_>, &dyn Fn(usize) -> bool); 2]
+            {
+                let filled: Vec<f32> = (0..e * d)
+                    .map(|k| if keep(k) { rows.row(k / d)[k % d] } else { 0.0 })
+                    .collect();
+                let want = reduce_sum(Simd::detect(), Alloc::Vec, Rows::new(&filled, d), plan);
+                assert!(want.iter().any(|v| v.is_nan()), "a kept NaN propagates");
+                for level in [Level::Base, Level::Avx2, Level::Avx512] {
+                    let simd = Simd::detect().at_most(level);
+                    let got = reduce_sum_masked(simd, Alloc::Vec, rows, mask, plan);
+                    assert_eq!(bits(&got), bits(&want), "{level:?} {mask:?} {shuffled}");
+                }
             }
         });
     }
