@@ -26,7 +26,7 @@
 //! - `strided/{sum,max}/{contiguous,column_slice,step_slice}/E=…,D=16`: a column slice of a
 //!   wider tensor reduced in place, against a contiguous input and a slice that is copied;
 //!
-//! - `statistics/{sum,masked_sum,weighted_mean,median,quantile,topk8}/{sorted,random}/E=1e6,D=…`:
+//! - `statistics/{sum,masked_sum,masked_sum_rows,weighted_mean,median,quantile,topk8}/{sorted,random}/E=1e6,D=…`:
 //!   masked sum, weighted mean, median, quantile and top-k (k = 8) over a plan, next to the
 //!   plain sum of the same run;
 //!
@@ -579,10 +579,11 @@ fn strided(c: &mut Criterion) {
     group.finish();
 }
 
-/// `statistics/{sum,masked_sum,weighted_mean,median,quantile,topk8}/{sorted,random}/E=1e6,D=…`:
+/// `statistics/{sum,masked_sum,masked_sum_rows,weighted_mean,median,quantile,topk8}/{sorted,random}/E=1e6,D=…`:
 /// the
 /// statistics of the statistics issue over a plan, next to the plain sum of the same data and
-/// ids: a masked sum (a full mask, two entries in three eligible), a weighted mean, the median,
+/// ids: a masked sum (a full mask, two entries in three eligible; `_rows`: one flag per row,
+/// two rows in three eligible), a weighted mean, the median,
 /// the 0.3-quantile (linear) and a top-k
 /// with `k = 8` (values and rows). Bytes as `segment/` (the data and ids read, the sum's output).
 fn statistics(c: &mut Criterion) {
@@ -610,6 +611,8 @@ fn statistics(c: &mut Criterion) {
             .map(|_| !lcg(&mut state).is_multiple_of(3))
             .collect();
         let mask = Tensor::<2, Bool>::from_data(TensorData::new(keep, [e, d]), &device);
+        let keep_rows: Vec<bool> = (0..e).map(|_| !lcg(&mut state).is_multiple_of(3)).collect();
+        let row_mask = Tensor::<1, Bool>::from_data(TensorData::new(keep_rows, [e]), &device);
         for (order, ids) in [("sorted", &sorted), ("random", &random)] {
             let ids = Tensor::<1, Int>::from_data(
                 TensorData::new(ids.clone(), [e]),
@@ -628,6 +631,9 @@ fn statistics(c: &mut Criterion) {
             group.bench_function(id("sum"), |b| run(b, &|| plan.sum(data.clone())));
             group.bench_function(id("masked_sum"), |b| {
                 run(b, &|| plan.masked(mask.clone()).sum(data.clone()))
+            });
+            group.bench_function(id("masked_sum_rows"), |b| {
+                run(b, &|| plan.masked(row_mask.clone()).sum(data.clone()))
             });
             group.bench_function(id("weighted_mean"), |b| {
                 run(b, &|| plan.weighted_mean(data.clone(), &weights))
