@@ -248,8 +248,12 @@ mod tests {
         let mut next = crate::cpu::kernels::testing::lcg(5);
         for_each_isa_case(23, value, |rows, plan, shuffled| {
             let (e, d) = (plan.num_rows(), rows.width());
-            let entries: Vec<u8> = (0..e * d).map(|_| u8::from(!next().is_multiple_of(3))).collect();
-            let per_row: Vec<u8> = (0..e).map(|_| u8::from(!next().is_multiple_of(3))).collect();
+            let entries: Vec<u8> = (0..e * d)
+                .map(|_| u8::from(!next().is_multiple_of(3)))
+                .collect();
+            let per_row: Vec<u8> = (0..e)
+                .map(|_| u8::from(!next().is_multiple_of(3)))
+                .collect();
             for (mask, keep) in [
                 (MaskOf::Entries(&entries), &|k: usize| entries[k] != 0),
                 (MaskOf::Rows(&per_row), &|k: usize| per_row[k / d] != 0),
