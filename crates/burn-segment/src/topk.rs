@@ -4,9 +4,10 @@
 //! The rows are chosen on the host, as a [`SegmentPlan`](crate::SegmentPlan) groups its ids
 //! there: one read of the data and the ids (a copy on the CPU backends, a device sync on a
 //! GPU), a rayon kernel keeping a sorted buffer of `k` per segment and column
-//! (`cpu::kernels::topk_rows`), and the rows written back to the data's device. The values are
-//! then gathered from the data on its device, so gradients reach the selected rows (and only
-//! them), and every backend selects the same rows.
+//! (`cpu::kernels::topk_rows`, comparing integer rank keys), and the rows written back to the
+//! data's device. Where the data is tracked, the values are then gathered from it on its
+//! device, so gradients reach the selected rows (and only them); otherwise they are read from
+//! the host copy with the rows. Every backend selects the same rows.
 
 use burn::tensor::{DType, Int, Tensor, TensorData};
 
@@ -67,21 +68,46 @@ pub(crate) fn topk<S: Segments + ?Sized>(
     let host_ids: Vec<i64> = ids.into_data().iter::<i64>().collect();
     let plan = CsrPlan::new(&host_ids, n);
     let values = data.clone().detach().into_data();
-    let rows = match values.dtype() {
-        DType::F32 => topk_rows(
-            values.as_slice::<f32>().expect("f32 data"),
-            c,
-            &plan,
-            k,
-            largest,
-        ),
+    // Without gradients to route, the values are read from the host copy with the rows
+    // instead of gathered again on the device (and compared with -1 there).
+    let tracked = data.is_tracked();
+    let (rows, host_values) = match values.dtype() {
+        DType::F32 => {
+            let values = values.as_slice::<f32>().expect("f32 data");
+            let rows = topk_rows(values, c, &plan, k, largest);
+            let picked = (!tracked).then(|| picked_values(values, &rows, c, fill as f32));
+            (rows, picked)
+        }
         _ => {
             let values: Vec<f64> = values.iter::<f64>().collect();
-            topk_rows(&values, c, &plan, k, largest)
+            (topk_rows(&values, c, &plan, k, largest), None)
         }
     };
     let idx = Tensor::<3, Int>::from_data(TensorData::new(rows, [n, k, c]), (&device, ids_dtype));
+    if let Some(picked) = host_values {
+        let values = Tensor::from_data(TensorData::new(picked, [n, k, c]), &device);
+        return (values, idx);
+    }
     let picked = idx.clone().reshape([n * k, c]).clamp_min(0);
     let values = data.gather(0, picked).reshape([n, k, c]);
     (values.mask_fill(idx.clone().equal_elem(-1), fill), idx)
+}
+
+/// `data[rows[i]]` of column `i % c` for every entry of `rows` (`[N, k, c]`), `fill` at -1.
+fn picked_values(data: &[f32], rows: &[i64], c: usize, fill: f32) -> Vec<f32> {
+    use rayon::prelude::*;
+    let mut out = vec![0.0f32; rows.len()];
+    out.par_chunks_mut(c)
+        .zip(rows.par_chunks(c))
+        .with_min_len(1024)
+        .for_each(|(out, rows)| {
+            for (col, (o, &r)) in out.iter_mut().zip(rows).enumerate() {
+                *o = if r < 0 {
+                    fill
+                } else {
+                    data[r as usize * c + col]
+                };
+            }
+        });
+    out
 }
