@@ -27,7 +27,8 @@
 //!   MiB held). The layers aggregate through the plans their graph builds once (on the first
 //!   step, before timing starts).
 //!
-//! `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray (`wgpu` and `cuda` with their
+//! `GNN_BENCH_IDS=i32` makes the device's default Int dtype i32 (graphs keep their ids in it)
+//! instead of the backend's i64. `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray (`wgpu` and `cuda` with their
 //! features; each step then waits for the device); `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
 //! every large kernel output is mapped afresh (see `burn_segment::cpu::set_output_pool_capacity`).
 //! The bench calls `burn_segment::cpu::retain_freed_memory` first, as a program training on
@@ -57,7 +58,7 @@ fn base() -> Device {
     if std::env::var("GNN_BENCH_RETAIN_FREED").as_deref() != Ok("0") {
         burn_segment::cpu::retain_freed_memory();
     }
-    match std::env::var("GNN_BENCH_BACKEND").as_deref() {
+    let mut device = match std::env::var("GNN_BENCH_BACKEND").as_deref() {
         #[allow(deprecated)]
         Ok("ndarray") => Device::ndarray(),
         #[cfg(feature = "wgpu")]
@@ -70,7 +71,17 @@ fn base() -> Device {
             )
         }
         _ => Device::flex(),
+    };
+    // Ids (and every other Int tensor) in i32 instead of the backend's default.
+    let i32_ids = burn::tensor::IntDType::I32;
+    if std::env::var("GNN_BENCH_IDS").as_deref() == Ok("i32")
+        && device.settings().int_dtype != i32_ids
+    {
+        device
+            .configure(i32_ids)
+            .expect("GNN_BENCH_IDS=i32: the device's defaults were already set");
     }
+    device
 }
 
 /// Waits for the device to finish the work queued so far (a no-op on the CPU backends), so that
@@ -292,7 +303,10 @@ fn conv(crit: &mut Criterion) {
                 .map(|(a, b)| (a - b).unsigned_abs())
                 .sum::<u64>() as f64
                 / edges as f64;
-            println!("conv {prefix}E={edges}: mean |sender - receiver| = {gap:.0} ({n} nodes)");
+            println!(
+                "conv {prefix}E={edges}: mean |sender - receiver| = {gap:.0} ({n} nodes, {:?} ids)",
+                graph.senders().dtype()
+            );
             drop((s, r));
             let mut rng = SplitMix64::new(2);
             let x: Vec<f32> = (0..n * d).map(|_| rng.normal() as f32).collect();

@@ -85,7 +85,7 @@ pub(crate) fn topk<S: Segments + ?Sized>(
     };
     let idx = Tensor::<3, Int>::from_data(TensorData::new(rows, [n, k, c]), (&device, ids_dtype));
     if let Some(picked) = host_values {
-        let values = Tensor::from_data(TensorData::new(picked, [n, k, c]), &device);
+        let values = Tensor::from_data(TensorData::new(picked, [n, k, c]), (&device, DType::F32));
         return (values, idx);
     }
     let picked = idx.clone().reshape([n * k, c]).clamp_min(0);
