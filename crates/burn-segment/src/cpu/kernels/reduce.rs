@@ -118,8 +118,8 @@ fn add_masked<'m, T: Elem>(
         }
         return;
     }
-    // The flags are gathered like the rows: prefetch both. One loop per form of the mask, so
-    // that each body inlines.
+    // The flags are gathered like the rows: prefetch both. One loop per form of the mask, not
+    // a match per row.
     let ahead = |flags: &'m [u8], width: usize| {
         move |r: usize| {
             rows.prefetch::<TO_L2>(r);
@@ -254,10 +254,15 @@ mod tests {
             let per_row: Vec<u8> = (0..e)
                 .map(|_| u8::from(!next().is_multiple_of(3)))
                 .collect();
-            for (mask, keep) in [
-                (MaskOf::Entries(&entries), &|k: usize| entries[k] != 0),
-                (MaskOf::Rows(&per_row), &|k: usize| per_row[k / d] != 0),
-            ] as [(MaskOf<'_>, &dyn Fn(usize) -> bool); 2]
+            for (form, mask, keep) in [
+                ("entries", MaskOf::Entries(&entries), &|k: usize| {
+                    entries[k] != 0
+                }),
+                ("rows", MaskOf::Rows(&per_row), &|k: usize| {
+                    per_row[k / d] != 0
+                }),
+            ]
+                as [(&str, MaskOf<'_>, &dyn Fn(usize) -> bool); 2]
             {
                 let filled: Vec<f32> = (0..e * d)
                     .map(|k| if keep(k) { rows.row(k / d)[k % d] } else { 0.0 })
@@ -267,7 +272,7 @@ mod tests {
                 for level in [Level::Base, Level::Avx2, Level::Avx512] {
                     let simd = Simd::detect().at_most(level);
                     let got = reduce_sum_masked(simd, Alloc::Vec, rows, mask, plan);
-                    assert_eq!(bits(&got), bits(&want), "{level:?} {mask:?} {shuffled}");
+                    assert_eq!(bits(&got), bits(&want), "{level:?} {form} {shuffled}");
                 }
             }
         });
