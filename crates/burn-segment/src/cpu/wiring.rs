@@ -94,7 +94,7 @@ pub(crate) fn reduce_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = 
 }
 
 /// The sum of the entries `mask` keeps (`[E]` or the data's shape), read in place: no filled
-/// copy of the data. Other dtypes and bool storages go through the composite.
+/// copy of the data. Non-float data goes through the composite.
 pub(crate) fn sum_masked_op<
     T: CpuTensor + 'static,
     B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T, BoolTensorPrimitive = T>,
@@ -103,8 +103,7 @@ pub(crate) fn sum_masked_op<
     mask: T,
     ids: Ids<B>,
 ) -> T {
-    let floats = matches!(data.dtype(), DType::F32 | DType::F64);
-    if !floats || mask.mask_bytes().is_none() {
+    if !matches!(data.dtype(), DType::F32 | DType::F64) {
         let data = composite::zero_masked_out::<B>(data, mask);
         return match ids {
             Ids::Given(ids, n) => B::segment_reduce(data, ids, n, SegmentReduction::Sum),
@@ -117,14 +116,14 @@ pub(crate) fn sum_masked_op<
     // Rows read out of order with a flag per entry cost a second random read a row (their
     // flags); under two cache lines of data a row, filling a copy in one sequential pass and
     // summing that is faster (see the book's performance chapter).
-    if !per_row && !plan.is_sorted() && d * data.dtype().size() < 128 {
-        let filled = composite::zero_masked_out::<B>(data, mask);
-        return reduce(filled, &plan, SegmentReduction::Sum);
+    let fill_first = !per_row && !plan.is_sorted() && d * data.dtype().size() < 128;
+    if !fill_first && let Some(flags) = mask.mask_bytes() {
+        return sum_masked(data, &flags, per_row, &plan);
     }
-    let flags = mask
-        .mask_bytes()
-        .expect("a bool storage the kernels read (checked above)");
-    sum_masked(data, &flags, per_row, &plan)
+    // Also where the kernels cannot read the bool storage (Flex's u32 flags): mask_bytes is
+    // asked once, as it copies NdArray's flags.
+    let filled = composite::zero_masked_out::<B>(data, mask);
+    reduce(filled, &plan, SegmentReduction::Sum)
 }
 
 /// Max or min with arguments (in the ids' dtype).
