@@ -47,6 +47,26 @@ fn extreme_specs(
     )
 }
 
+/// What `Fusion` records for `segment_topk`: values `[N, k, C]` like the data, rows like the
+/// ids.
+#[cfg(feature = "cube")]
+fn topk_specs(
+    data: &burn::backend::fusion::custom::TensorSpec,
+    segment_ids: &burn::backend::fusion::custom::TensorSpec,
+    num_segments: usize,
+    k: usize,
+) -> (
+    burn::backend::fusion::custom::TensorSpec,
+    burn::backend::fusion::custom::TensorSpec,
+) {
+    use burn::backend::fusion::custom::TensorSpec;
+    let shape = Shape::new([num_segments, k, data.shape[1]]);
+    (
+        TensorSpec::new(shape.clone(), data.dtype),
+        TensorSpec::new(shape, segment_ids.dtype),
+    )
+}
+
 /// A reduction that combines a segment's rows into one row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SegmentReduction {
@@ -242,6 +262,34 @@ pub trait SegmentBackend: Backend {
         composite::count::<Self>(segment_ids, num_segments)
     }
 
+    /// Number of nonzero entries of each segment's float rows, per column (NaN counts, `±0`
+    /// does not), in the ids' dtype.
+    #[fusion(dtype = segment_ids, shape = rows_shape(data, *num_segments))]
+    fn segment_count_nonzero(
+        data: FloatTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+    ) -> IntTensor<Self> {
+        composite::count_nonzero::<Self>(data, segment_ids, num_segments)
+    }
+
+    /// The `k` largest (`largest`) or smallest rows of each segment of `data: [E, C]`, per
+    /// column and in rank order: values `[N, k, C]` and rows `[N, k, C]` in the ids' dtype.
+    /// Ties go to the smaller row, NaN orders above every number, and a segment of fewer than
+    /// `k` rows fills with `∓inf` and row -1. The values carry no gradient (`Segments::topk`
+    /// gathers tracked data at the rows). The default chooses on the host (one read of the data
+    /// and the ids: a sync on a GPU).
+    #[fusion(meta = |data, segment_ids, num_segments, k, _largest| topk_specs(data, segment_ids, *num_segments, *k))]
+    fn segment_topk(
+        data: FloatTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        k: usize,
+        largest: bool,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        composite::topk::<Self>(data, segment_ids, num_segments, k, largest)
+    }
+
     // The planned forms: the same ops over a `SegmentPlan`'s ids. The defaults forget the plan
     // and call the unplanned op on its ids; a backend that can use the grouping overrides them.
 
@@ -268,6 +316,58 @@ pub trait SegmentBackend: Backend {
         Self::segment_reduce(data, segment_ids, num_segments, SegmentReduction::Sum)
     }
 
+    /// Max or min of each segment's float rows over the entries `mask` keeps (`[E]` or the
+    /// data's shape; `∓inf` where none is), with the first kept row attaining it (the first
+    /// NaN where a column holds one, -1 where nothing is kept): a left-out row never wins.
+    #[fusion(meta = |data, _mask, segment_ids, num_segments, _extreme| extreme_specs(data, segment_ids, *num_segments))]
+    fn segment_extreme_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        extreme: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        composite::extreme_masked::<Self>(data, mask, segment_ids, num_segments, extreme)
+    }
+
+    /// [`segment_extreme_masked`](Self::segment_extreme_masked) over a plan's ids.
+    #[fusion(meta = |data, _mask, plan, _extreme| extreme_specs(data, &plan.segment_ids, plan.num_segments))]
+    fn segment_extreme_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+        extreme: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        Self::segment_extreme_masked(data, mask, plan.segment_ids, plan.num_segments, extreme)
+    }
+
+    /// Softmax over the rows of each segment that `mask` keeps (`[E]` or the data's shape):
+    /// the softmax of `where(mask, data, -inf)` with 0 at the left-out entries, and 0 in every
+    /// row of a segment (column) with nothing eligible.
+    #[fusion(dtype = data, shape = data)]
+    fn segment_softmax_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+    ) -> FloatTensor<Self> {
+        composite::softmax_masked::<Self>(data, mask, |data| {
+            Self::segment_softmax(data, segment_ids, num_segments)
+        })
+    }
+
+    /// [`segment_softmax_masked`](Self::segment_softmax_masked) over a plan's ids.
+    #[fusion(dtype = data, shape = data)]
+    fn segment_softmax_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        composite::softmax_masked::<Self>(data, mask, |data| {
+            Self::segment_softmax_planned(data, plan)
+        })
+    }
+
     /// [`segment_sum_masked`](Self::segment_sum_masked) over a plan's ids.
     #[fusion(dtype = data, shape = rows_shape(data, plan.num_segments))]
     fn segment_sum_masked_planned(
@@ -277,6 +377,17 @@ pub trait SegmentBackend: Backend {
     ) -> FloatTensor<Self> {
         let data = composite::zero_masked_out::<Self>(data, mask);
         Self::segment_reduce_planned(data, plan, SegmentReduction::Sum)
+    }
+
+    /// [`segment_topk`](Self::segment_topk) over a plan's ids.
+    #[fusion(meta = |data, plan, k, _largest| topk_specs(data, &plan.segment_ids, plan.num_segments, *k))]
+    fn segment_topk_planned(
+        data: FloatTensor<Self>,
+        #[extension_type] plan: SegmentPlanPrimitive<Self>,
+        k: usize,
+        largest: bool,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        Self::segment_topk(data, plan.segment_ids, plan.num_segments, k, largest)
     }
 
     /// [`segment_extreme`](Self::segment_extreme) over a plan's ids.

@@ -7,17 +7,23 @@
 //! arguments, `-inf` for logsumexp, NaN for a mean or a variance, 0 for every softmax row.
 //! Masked-out entries receive exactly zero gradient (whatever their value, NaN included); the
 //! mask receives none. Composed from the core ops, so every backend runs them, planned or not;
-//! the sum is one backend op (`SegmentBackend::segment_sum_masked`), whose CPU kernel reads the
-//! flags beside the rows instead of filling a copy first.
+//! the sum is one backend op (`SegmentBackend::segment_sum_masked`), whose CPU and CubeCL
+//! kernels read the flags beside the rows instead of filling a copy first, and the mean is that
+//! sum over the eligible count; the softmax and max / min with their arguments are ops too
+//! (`segment_softmax_masked`, `segment_extreme_masked`: CubeCL kernels on wgpu, composites
+//! elsewhere) with their own backwards.
 
+use burn::backend::Dispatch;
 use burn::tensor::{Bool, Int, Tensor};
 
-use crate::statistics::{moment, row_weights};
-use crate::{SegmentWeights, Segments};
+use crate::api::SegmentKind;
+use crate::statistics::{mean_or_nan, moment, row_weights};
+use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, SegmentWeights, Segments};
 
 /// Segment ids with a mask: the ops of [`Segments`] over the eligible entries only. Built by
 /// [`Segments::masked`]; the mask is `[E]` (one flag per row, broadcast over the trailing
-/// dimensions) or the data's shape. Float data.
+/// dimensions) or the data's shape. Float data; the sum, product, max, min and their
+/// arguments take Int data too.
 ///
 /// # Panics
 /// Every op panics if the mask's first dimension is not the number of ids, or if a full mask's
@@ -38,10 +44,8 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         Self { index, mask }
     }
 
-    /// The mask in `like`'s shape.
-    /// The mask in `like`'s shape, which has entries (see [`is_empty`]).
-    fn eligible<const D: usize>(&self, like: &Tensor<D>) -> Tensor<D, Bool> {
-        let dims = like.dims();
+    /// The mask in `dims` (the data's shape, which has entries: see [`is_empty`]).
+    fn eligible<const D: usize>(&self, dims: [usize; D]) -> Tensor<D, Bool> {
         self.check_shape(dims);
         if M == 1 {
             let mut rows = [1; D];
@@ -61,11 +65,15 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     }
 
     /// `data` with the masked-out entries replaced by `fill`.
-    fn filled<const D: usize>(&self, data: Tensor<D>, fill: f64) -> Tensor<D> {
+    fn filled<const D: usize, K: SegmentKind>(
+        &self,
+        data: Tensor<D, K>,
+        fill: impl burn::tensor::ElementConversion,
+    ) -> Tensor<D, K> {
         if is_empty(&data) {
             return data;
         }
-        let out = self.eligible(&data).bool_not();
+        let out = self.eligible(data.dims()).bool_not();
         data.mask_fill(out, fill)
     }
 
@@ -79,92 +87,135 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     fn counts<const D: usize>(&self, data: &Tensor<D>) -> Tensor<D> {
         let eligible = match is_empty(data) {
             true => Tensor::zeros(data.dims(), &data.device()),
-            false => self.eligible(data).int(),
+            false => self.eligible(data.dims()).int(),
         };
         let counts = self.index.sum(eligible).float();
         counts.cast(data.dtype())
     }
 
-    /// Sum of the eligible entries; 0 where there are none. `[E, ...] -> [N, ...]`. One op
-    /// (a kernel on the CPU backends that skips the left-out entries as it reads them).
-    pub fn sum<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
+    /// Sum of the eligible entries; 0 where there are none. `[E, ...] -> [N, ...]`, float or
+    /// int data. Over floats one op (kernels on the CPU backends and wgpu that skip the
+    /// left-out entries as they read them); over ints the sum of the filled data.
+    pub fn sum<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, K> {
         self.check_shape(data.dims());
-        self.index.sum_masked(data, self.mask.clone())
+        if !data.dtype().is_float() {
+            return self.index.sum(self.filled(data, 0.0));
+        }
+        let float = Tensor::<D>::from_dispatch(data.into_dispatch());
+        let out = self.index.sum_masked(float, self.mask.clone());
+        Tensor::from_dispatch(out.into_dispatch())
     }
 
-    /// Product of the eligible entries; 1 where there are none.
-    pub fn prod<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
+    /// Product of the eligible entries; 1 where there are none. Float or int data.
+    pub fn prod<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, K> {
         self.index.prod(self.filled(data, 1.0))
     }
 
-    /// Mean of the eligible entries; NaN where there are none (0 rows to divide by).
+    /// Mean of the eligible entries; NaN where there are none (0 rows to divide by). The
+    /// masked [`sum`](Self::sum) over the eligible count.
     pub fn mean<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
         let counts = self.counts(&data);
-        moment(self.index, self.filled(data, 0.0), (None, counts), None)
+        if is_empty(&data) {
+            return moment(self.index, data, (None, counts), None);
+        }
+        mean_or_nan(self.sum(data), counts)
     }
 
-    /// Maximum of the eligible entries (NaN wins); `-inf` where there are none.
-    pub fn max<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
-        self.index.max(self.filled(data, f64::NEG_INFINITY))
+    /// Maximum of the eligible entries (NaN wins); `-inf` where there are none (ints: the
+    /// type's minimum). (The values alone: the maximum of the filled data, without the
+    /// arguments' pass.)
+    pub fn max<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, K> {
+        self.index
+            .max(fill_identity(self, data, SegmentReduction::Max))
     }
 
-    /// Minimum of the eligible entries (NaN wins); `+inf` where there are none.
-    pub fn min<const D: usize>(&self, data: Tensor<D>) -> Tensor<D> {
-        self.index.min(self.filled(data, f64::INFINITY))
+    /// Minimum of the eligible entries (NaN wins); `+inf` where there are none (ints: the
+    /// type's maximum).
+    pub fn min<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, K> {
+        self.index
+            .min(fill_identity(self, data, SegmentReduction::Min))
     }
 
     /// [`max`](Self::max) and the first eligible row attaining it (the first NaN where a
-    /// column holds one), -1 where there is none; arguments in the ids' dtype.
-    pub fn max_with_indices<const D: usize>(&self, data: Tensor<D>) -> (Tensor<D>, Tensor<D, Int>) {
-        let values = self.max(data.clone());
-        let args = self.first_attaining(data, &values);
-        (values, args)
+    /// column holds one), -1 where there is none; arguments in the ids' dtype. A left-out row
+    /// never wins, not even a tie at the identity. Over floats one op.
+    pub fn max_with_indices<const D: usize, K: SegmentKind>(
+        &self,
+        data: Tensor<D, K>,
+    ) -> (Tensor<D, K>, Tensor<D, Int>) {
+        self.extreme(data, SegmentExtreme::Max)
     }
 
     /// [`min`](Self::min) and the first eligible row attaining it, as
     /// [`max_with_indices`](Self::max_with_indices).
-    pub fn min_with_indices<const D: usize>(&self, data: Tensor<D>) -> (Tensor<D>, Tensor<D, Int>) {
-        let values = self.min(data.clone());
-        let args = self.first_attaining(data, &values);
-        (values, args)
+    pub fn min_with_indices<const D: usize, K: SegmentKind>(
+        &self,
+        data: Tensor<D, K>,
+    ) -> (Tensor<D, K>, Tensor<D, Int>) {
+        self.extreme(data, SegmentExtreme::Min)
     }
 
     /// The row of [`max_with_indices`](Self::max_with_indices).
-    pub fn argmax<const D: usize>(&self, data: Tensor<D>) -> Tensor<D, Int> {
+    pub fn argmax<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, Int> {
         self.max_with_indices(data).1
     }
 
     /// The row of [`min_with_indices`](Self::min_with_indices).
-    pub fn argmin<const D: usize>(&self, data: Tensor<D>) -> Tensor<D, Int> {
+    pub fn argmin<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, Int> {
         self.min_with_indices(data).1
     }
 
-    /// Per segment and column, the smallest eligible row whose value is the segment's `best`
-    /// (NaN matching NaN), -1 where none is: the masked-out rows cannot win a tie, which the
-    /// unmasked argument of the filled data would let them do at `±inf`.
-    fn first_attaining<const D: usize>(&self, data: Tensor<D>, best: &Tensor<D>) -> Tensor<D, Int> {
-        let (e, ids) = (self.index.num_rows(), self.index.segment_ids());
+    fn extreme<const D: usize, K: SegmentKind>(
+        &self,
+        data: Tensor<D, K>,
+        which: SegmentExtreme,
+    ) -> (Tensor<D, K>, Tensor<D, Int>) {
+        self.check_shape(data.dims());
         if is_empty(&data) {
-            return Tensor::full(best.dims(), -1, (&best.device(), ids.dtype()));
+            return self.index.extreme(data, which);
         }
-        let (data, best) = (data.detach(), self.index.gather(best.clone().detach()));
-        let ties = data
-            .clone()
-            .equal(best.clone())
-            .bool_or(data.clone().is_nan().bool_and(best.is_nan()));
-        let candidates = ties.bool_and(self.eligible(&data));
+        if data.dtype().is_float() {
+            let float = Tensor::<D>::from_dispatch(data.into_dispatch());
+            let (v, a) = self.index.extreme_masked(float, self.mask.clone(), which);
+            return (Tensor::from_dispatch(v.into_dispatch()), a);
+        }
+        self.int_extreme(data, which)
+    }
+
+    /// Max / min of int data over the eligible entries, with the smallest eligible row
+    /// attaining each result (-1 where none is): the extreme of the filled data, then the rows.
+    fn int_extreme<const D: usize, K: SegmentKind>(
+        &self,
+        data: Tensor<D, K>,
+        which: SegmentExtreme,
+    ) -> (Tensor<D, K>, Tensor<D, Int>) {
+        let reduction = match which {
+            SegmentExtreme::Max => SegmentReduction::Max,
+            SegmentExtreme::Min => SegmentReduction::Min,
+        };
+        let dims = data.dims();
+        let values = self
+            .index
+            .reduce(fill_identity(self, data.clone(), reduction), reduction);
+        let ids = self.index.segment_ids();
+        let (e, idt) = (self.index.num_rows(), ids.dtype());
+        let best =
+            Dispatch::int_segment_gather(values.clone().into_dispatch(), ids.into_dispatch());
+        let ties = data.equal(Tensor::from_dispatch(best));
+        let candidates = ties.bool_and(self.eligible(dims));
         let mut rows = [1; D];
         rows[0] = e;
-        let row_ids = Tensor::<1, Int>::arange(0..e as i64, (&ids.device(), ids.dtype()))
+        let row_ids = Tensor::<1, Int>::arange(0..e as i64, (&values.device(), idt))
             .reshape(rows)
-            .expand(data.dims());
+            .expand(candidates.dims());
         let first = self
             .index
             .min(row_ids.mask_fill(candidates.bool_not(), e as i64));
         // An empty segment's minimum is the dtype's largest value, also at least `e`.
-        first
+        let args = first
             .clone()
-            .mask_fill(first.greater_equal_elem(e as i64), -1)
+            .mask_fill(first.greater_equal_elem(e as i64), -1);
+        (values, args)
     }
 
     /// `log Σ exp` of the eligible entries; `-inf` where there are none.
@@ -175,14 +226,11 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     /// Softmax over the eligible entries of each segment, `[E, ...] -> [E, ...]`: 0 at the
     /// masked-out entries, and in every row of a segment with nothing eligible.
     pub fn softmax<const D: usize>(&self, logits: Tensor<D>) -> Tensor<D> {
+        self.check_shape(logits.dims());
         if is_empty(&logits) {
             return self.index.softmax(logits);
         }
-        let out = self.eligible(&logits).bool_not();
-        let y = self
-            .index
-            .softmax(logits.mask_fill(out.clone(), f64::NEG_INFINITY));
-        y.mask_fill(out, 0.0)
+        self.index.softmax_masked(logits, self.mask.clone())
     }
 
     /// Variance of the eligible entries with `correction` (see
@@ -198,7 +246,7 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         }
         // The eligible entries weigh 1, the others 0 (their values filled, so a NaN there
         // stays out).
-        let w = self.eligible(&data).float().cast(data.dtype());
+        let w = self.eligible(data.dims()).float().cast(data.dtype());
         let counts = self.counts(&data);
         let weighting = (Some(w), counts);
         moment(
@@ -257,8 +305,22 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     }
 }
 
+/// `data` with the entries `m` leaves out replaced by the identity of `reduction` for its
+/// dtype (`∓inf` for floats, the type's bound for ints, kept as an i64).
+fn fill_identity<const D: usize, K: SegmentKind, S: Segments + ?Sized, const M: usize>(
+    m: &Masked<'_, S, M>,
+    data: Tensor<D, K>,
+    reduction: SegmentReduction,
+) -> Tensor<D, K> {
+    let dtype = data.dtype();
+    match dtype.is_float() {
+        true => m.filled(data, crate::composite::float_identity(reduction)),
+        false => m.filled(data, crate::composite::int_identity(reduction, dtype)),
+    }
+}
+
 /// Whether `data` has no entries: nothing to mask, and no elementwise op is launched on it
 /// (Burn 0.22's `expand` rejects a size of 0, and its wgpu kernels fail on empty tensors).
-fn is_empty<const D: usize>(data: &Tensor<D>) -> bool {
+fn is_empty<const D: usize, K: SegmentKind>(data: &Tensor<D, K>) -> bool {
     data.dims().contains(&0)
 }

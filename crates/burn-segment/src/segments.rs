@@ -73,6 +73,28 @@ pub trait Segments: sealed::Sealed {
         mask: Tensor<M, Bool>,
     ) -> Tensor<D>;
 
+    /// Max / min over the entries `mask` keeps with the first kept row attaining it (checked
+    /// by [`Masked`](crate::Masked)).
+    #[doc(hidden)]
+    fn extreme_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+        which: SegmentExtreme,
+    ) -> (Tensor<D>, Tensor<D, Int>);
+
+    /// The softmax over the entries `mask` keeps (checked by [`Masked`](crate::Masked)).
+    #[doc(hidden)]
+    fn softmax_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+    ) -> Tensor<D>;
+
+    /// The backend op of [`topk`](Self::topk): values (no gradient) and rows.
+    #[doc(hidden)]
+    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>);
+
     /// How a message names the ids.
     #[doc(hidden)]
     fn ids_name(&self) -> &'static str {
@@ -227,8 +249,9 @@ pub trait Segments: sealed::Sealed {
     /// values `[N, k, C]` and their rows `[N, k, C]` (the ids' dtype). Ties go to the smaller
     /// row; NaN orders above every number (first among the largest, last among the smallest);
     /// a segment of fewer than `k` rows is filled with `-inf` (largest) or `+inf` and row -1.
-    /// Gradients reach the selected rows. The rows are chosen on the host (one read of the
-    /// data and ids: a device sync on a GPU), the values gathered on the data's device.
+    /// Gradients reach the selected rows. One backend op chooses the rows: on wgpu a kernel for
+    /// `k ≤ 32` over sorted ids or a plan, elsewhere a host kernel (one read of the data and
+    /// the ids: a device sync on a GPU); tracked values are gathered on the data's device.
     fn topk(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
         self.check_rows(data.dims()[0]);
         crate::topk::topk(self, data, k, largest)
@@ -343,6 +366,33 @@ impl Segments for SegmentIds {
         let out = Dispatch::segment_sum_masked(data.into_dispatch(), mask.into_dispatch(), ids, n);
         Tensor::from_dispatch(out)
     }
+    fn softmax_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+    ) -> Tensor<D> {
+        self.check_rows(data.dims()[0]);
+        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        Tensor::from_dispatch(Dispatch::segment_softmax_masked(data, mask, ids, n))
+    }
+    fn extreme_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+        which: SegmentExtreme,
+    ) -> (Tensor<D>, Tensor<D, Int>) {
+        self.check_rows(data.dims()[0]);
+        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        let (v, a) = Dispatch::segment_extreme_masked(data, mask, ids, n, which);
+        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
+    }
+    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
+        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
+        let (v, r) = Dispatch::segment_topk(data.into_dispatch(), ids, n, k, largest);
+        (Tensor::from_dispatch(v), Tensor::from_dispatch(r))
+    }
     fn count(&self) -> Tensor<1, Int> {
         let ids = self.ids.clone().into_dispatch();
         Tensor::from_dispatch(Dispatch::segment_count(ids, self.num_segments))
@@ -410,6 +460,32 @@ impl Segments for SegmentPlan {
         let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
         let out = Dispatch::segment_sum_masked_planned(data, mask, self.primitive());
         Tensor::from_dispatch(out)
+    }
+    fn softmax_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+    ) -> Tensor<D> {
+        self.check_rows(data.dims()[0]);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        let out = Dispatch::segment_softmax_masked_planned(data, mask, self.primitive());
+        Tensor::from_dispatch(out)
+    }
+    fn extreme_masked<const D: usize, const M: usize>(
+        &self,
+        data: Tensor<D>,
+        mask: Tensor<M, Bool>,
+        which: SegmentExtreme,
+    ) -> (Tensor<D>, Tensor<D, Int>) {
+        self.check_rows(data.dims()[0]);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        let (v, a) = Dispatch::segment_extreme_masked_planned(data, mask, self.primitive(), which);
+        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
+    }
+    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
+        let out =
+            Dispatch::segment_topk_planned(data.into_dispatch(), self.primitive(), k, largest);
+        (Tensor::from_dispatch(out.0), Tensor::from_dispatch(out.1))
     }
     /// From the offsets: no pass over the ids.
     fn count(&self) -> Tensor<1, Int> {

@@ -4,10 +4,11 @@
 //! the core ops (sums, counts, gathers), so every backend runs them through its kernels and
 //! `Autodiff` differentiates them.
 
+use burn::backend::Dispatch;
 use burn::tensor::{Bool, Int, Tensor, TensorData};
 
 use crate::api::SegmentKind;
-use crate::{SegmentIds, SegmentWeights, Segments};
+use crate::{SegmentBackend, SegmentIds, SegmentWeights, Segments};
 
 /// Variance of each segment's rows with `correction` subtracted from the count (0: population,
 /// 1: sample / Bessel's), NaN for a segment of fewer than `correction + 1` rows.
@@ -120,6 +121,13 @@ pub(crate) fn count_nonzero<const D: usize, K: SegmentKind, S: Segments + ?Sized
     g: &S,
     data: Tensor<D, K>,
 ) -> Tensor<D, Int> {
+    g.check_rows(data.dims()[0]);
+    let (ids, n) = (g.segment_ids().into_dispatch(), g.num_segments());
+    if data.dtype().is_float() {
+        // One op (a kernel on wgpu; integer counts are the same through a plan or not).
+        let out = Dispatch::segment_count_nonzero(data.into_dispatch(), ids, n);
+        return Tensor::from_dispatch(out);
+    }
     let dims = data.dims();
     let nonzero = if dims.contains(&0) {
         // Burn 0.22's wgpu comparison kernels panic on an empty tensor.
@@ -165,15 +173,22 @@ pub(crate) fn moment<const D: usize, S: Segments + ?Sized>(
         Some(w) => t * w.clone(),
         None => t,
     };
-    let none = total.clone().equal_elem(0.0);
-    let mean = g.sum(weigh(data.clone())) / total.clone().mask_fill(none.clone(), 1.0);
     let Some(correction) = correction else {
-        return mean.mask_fill(none, f64::NAN);
+        return mean_or_nan(g.sum(weigh(data)), total);
     };
+    let none = total.clone().equal_elem(0.0);
+    let mean = g.sum(weigh(data.clone())) / total.clone().mask_fill(none, 1.0);
     let squares = g.sum(weigh((data - g.gather(mean)).powi_scalar(2)));
     let dof = total - correction as f64;
     let short = dof.clone().lower_equal_elem(0.0);
     (squares / dof.mask_fill(short.clone(), 1.0)).mask_fill(short, f64::NAN)
+}
+
+/// `sum / total`, NaN where the total is 0 (divided by 1 there first, so that no gradient
+/// meets a division by zero).
+pub(crate) fn mean_or_nan<const D: usize>(sum: Tensor<D>, total: Tensor<D>) -> Tensor<D> {
+    let none = total.clone().equal_elem(0.0);
+    (sum / total.mask_fill(none.clone(), 1.0)).mask_fill(none, f64::NAN)
 }
 
 /// The row weights broadcast to `data` and their total per segment in the output's shape.

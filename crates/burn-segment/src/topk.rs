@@ -1,17 +1,15 @@
 //! Top-k per segment and column: the `k` largest (or smallest) rows of each segment with their
 //! row indices, ties to the smaller row, NaN above every number.
 //!
-//! The rows are chosen on the host, as a [`SegmentPlan`](crate::SegmentPlan) groups its ids
-//! there: one read of the data and the ids (a copy on the CPU backends, a device sync on a
-//! GPU), a rayon kernel keeping a sorted buffer of `k` per segment and column
-//! (`cpu::kernels::topk_rows`, comparing integer rank keys), and the rows written back to the
-//! data's device. Where the data is tracked, the values are then gathered from it on its
-//! device, so gradients reach the selected rows (and only them); otherwise they are read from
-//! the host copy with the rows. Every backend selects the same rows.
+//! One backend op, `SegmentBackend::segment_topk` (and its planned form), chooses the rows and
+//! reads their values. Its default chooses on the host (a device sync on a GPU); the CPU
+//! backends run the same host kernel on their data in place, and wgpu a kernel for `k ≤ 32`
+//! over sorted or planned ids. Where the data
+//! is tracked, the values are gathered from it at the rows on its device, so gradients reach the
+//! selected rows (and only them). Every backend selects the same rows.
 
-use burn::tensor::{DType, Int, Tensor, TensorData};
+use burn::tensor::{Int, Tensor};
 
-use crate::cpu::kernels::{CsrPlan, topk_rows};
 use crate::{SegmentIds, Segments};
 
 /// The `k` largest (or smallest) rows of each segment, per column: values `[N, k, C]` and rows
@@ -45,69 +43,27 @@ pub fn segment_topk(
     SegmentIds::new(segment_ids, num_segments).topk(data, k, largest)
 }
 
-/// [`Segments::topk`] over `g`.
+/// [`Segments::topk`] over `g`, whose backend op gives the rows (and the values of untracked
+/// data): tracked data is gathered at the rows on its own device, so gradients reach the
+/// selected rows, and only them.
 pub(crate) fn topk<S: Segments + ?Sized>(
     g: &S,
     data: Tensor<2>,
     k: usize,
     largest: bool,
 ) -> (Tensor<3>, Tensor<3, Int>) {
-    let ([e, c], n) = (data.dims(), g.num_segments());
-    let (device, ids) = (data.device(), g.segment_ids());
+    let [_, c] = data.dims();
+    let n = g.num_segments();
+    let (values, rows) = g.topk_rows(data.clone().detach(), k, largest);
+    if !data.is_tracked() || k == 0 || n == 0 || c == 0 || data.dims()[0] == 0 {
+        return (values, rows);
+    }
     let fill = if largest {
         f64::NEG_INFINITY
     } else {
         f64::INFINITY
     };
-    let ids_dtype = ids.dtype();
-    if k == 0 || n == 0 || c == 0 || e == 0 {
-        // Nothing to select (and no kernel launched on an empty tensor).
-        let values = Tensor::full([n, k, c], fill, (&device, data.dtype()));
-        return (values, Tensor::full([n, k, c], -1, (&device, ids_dtype)));
-    }
-    let host_ids: Vec<i64> = ids.into_data().iter::<i64>().collect();
-    let plan = CsrPlan::new(&host_ids, n);
-    let values = data.clone().detach().into_data();
-    // Without gradients to route, the values are read from the host copy with the rows
-    // instead of gathered again on the device (and compared with -1 there).
-    let tracked = data.is_tracked();
-    let (rows, host_values) = match values.dtype() {
-        DType::F32 => {
-            let values = values.as_slice::<f32>().expect("f32 data");
-            let rows = topk_rows(values, c, &plan, k, largest);
-            let picked = (!tracked).then(|| picked_values(values, &rows, c, fill as f32));
-            (rows, picked)
-        }
-        _ => {
-            let values: Vec<f64> = values.iter::<f64>().collect();
-            (topk_rows(&values, c, &plan, k, largest), None)
-        }
-    };
-    let idx = Tensor::<3, Int>::from_data(TensorData::new(rows, [n, k, c]), (&device, ids_dtype));
-    if let Some(picked) = host_values {
-        let values = Tensor::from_data(TensorData::new(picked, [n, k, c]), (&device, DType::F32));
-        return (values, idx);
-    }
-    let picked = idx.clone().reshape([n * k, c]).clamp_min(0);
+    let picked = rows.clone().reshape([n * k, c]).clamp_min(0);
     let values = data.gather(0, picked).reshape([n, k, c]);
-    (values.mask_fill(idx.clone().equal_elem(-1), fill), idx)
-}
-
-/// `data[rows[i]]` of column `i % c` for every entry of `rows` (`[N, k, c]`), `fill` at -1.
-fn picked_values(data: &[f32], rows: &[i64], c: usize, fill: f32) -> Vec<f32> {
-    use rayon::prelude::*;
-    let mut out = vec![0.0f32; rows.len()];
-    out.par_chunks_mut(c)
-        .zip(rows.par_chunks(c))
-        .with_min_len(1024)
-        .for_each(|(out, rows)| {
-            for (col, (o, &r)) in out.iter_mut().zip(rows).enumerate() {
-                *o = if r < 0 {
-                    fill
-                } else {
-                    data[r as usize * c + col]
-                };
-            }
-        });
-    out
+    (values.mask_fill(rows.clone().equal_elem(-1), fill), rows)
 }

@@ -19,6 +19,15 @@ pub(super) trait Grouping<B: SegmentBackend>: Clone + Send + Debug + 'static {
     fn softmax(&self, data: FloatTensor<B>) -> FloatTensor<B>;
     /// The sum of the entries `mask` keeps.
     fn sum_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B>;
+    /// The softmax over the entries `mask` keeps (0 elsewhere).
+    fn softmax_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B>;
+    /// Max / min over the entries `mask` keeps, with the first kept row attaining it.
+    fn extreme_masked(
+        &self,
+        data: FloatTensor<B>,
+        mask: BoolTensor<B>,
+        e: SegmentExtreme,
+    ) -> (FloatTensor<B>, IntTensor<B>);
     /// Row `e` of the result is row `ids[e]` of `data`.
     fn gather(&self, data: FloatTensor<B>) -> FloatTensor<B>;
     fn int_gather(&self, data: IntTensor<B>) -> IntTensor<B>;
@@ -66,6 +75,17 @@ impl<B: SegmentBackend> Grouping<B> for Ids<B> {
     fn sum_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
         B::segment_sum_masked(data, mask, self.ids.clone(), self.n)
     }
+    fn softmax_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
+        B::segment_softmax_masked(data, mask, self.ids.clone(), self.n)
+    }
+    fn extreme_masked(
+        &self,
+        data: FloatTensor<B>,
+        mask: BoolTensor<B>,
+        e: SegmentExtreme,
+    ) -> (FloatTensor<B>, IntTensor<B>) {
+        B::segment_extreme_masked(data, mask, self.ids.clone(), self.n, e)
+    }
     fn gather(&self, data: FloatTensor<B>) -> FloatTensor<B> {
         B::segment_gather(data, self.ids.clone())
     }
@@ -109,6 +129,17 @@ impl<B: SegmentBackend> Grouping<B> for SegmentPlanPrimitive<B> {
     }
     fn sum_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
         B::segment_sum_masked_planned(data, mask, self.clone())
+    }
+    fn softmax_masked(&self, data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
+        B::segment_softmax_masked_planned(data, mask, self.clone())
+    }
+    fn extreme_masked(
+        &self,
+        data: FloatTensor<B>,
+        mask: BoolTensor<B>,
+        e: SegmentExtreme,
+    ) -> (FloatTensor<B>, IntTensor<B>) {
+        B::segment_extreme_masked_planned(data, mask, self.clone(), e)
     }
     fn gather(&self, data: FloatTensor<B>) -> FloatTensor<B> {
         B::float_select(data, 0, self.segment_ids.clone())

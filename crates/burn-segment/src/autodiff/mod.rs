@@ -12,7 +12,7 @@ mod masked;
 use core::marker::PhantomData;
 
 use burn::backend::{
-    TensorMetadata,
+    AutodiffBackend, TensorMetadata,
     autodiff::{
         Autodiff,
         checkpoint::strategy::CheckpointStrategy,
@@ -51,8 +51,8 @@ fn reduce<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
     reduction: SegmentReduction,
 ) -> FloatTensor<Autodiff<B, C>> {
     match reduction {
-        SegmentReduction::Max => return extreme::<B, C, G>(data, g, SegmentExtreme::Max).0,
-        SegmentReduction::Min => return extreme::<B, C, G>(data, g, SegmentExtreme::Min).0,
+        SegmentReduction::Max => return extreme::<B, C, G>(data, None, g, SegmentExtreme::Max).0,
+        SegmentReduction::Min => return extreme::<B, C, G>(data, None, g, SegmentExtreme::Min).0,
         _ => {}
     }
     let (data, node) = data.into_parts();
@@ -80,22 +80,28 @@ fn reduce<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
     }
 }
 
-/// A tracked max / min with arguments over `g`'s ids.
+/// A tracked max / min with arguments over `g`'s ids (over the entries `mask` keeps, if any):
+/// the gradient goes to the argument rows.
 fn extreme<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
     data: FloatTensor<Autodiff<B, C>>,
+    mask: Option<BoolTensor<B>>,
     g: G,
     which: SegmentExtreme,
 ) -> (FloatTensor<Autodiff<B, C>>, IntTensor<B>) {
     let (data, node) = data.into_parts();
     let shape = data.shape();
+    let run = |g: &G, data| match mask {
+        Some(mask) => g.extreme_masked(data, mask, which),
+        None => g.extreme(data, which),
+    };
     let backward = ExtremeBackward::<G>(PhantomData);
     match backward.prepare::<C>([node]).compute_bound().stateful() {
         OpsKind::Tracked(prep) => {
-            let (out, arg) = g.extreme(data, which);
+            let (out, arg) = run(&g, data);
             (prep.finish((arg.clone(), g, shape), out), arg)
         }
         OpsKind::UnTracked(prep) => {
-            let (out, arg) = g.extreme(data, which);
+            let (out, arg) = run(&g, data);
             (prep.finish(out), arg)
         }
     }
@@ -314,6 +320,42 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         masked::sum_masked::<B, C, _>(data, mask, inner(plan))
     }
 
+    fn segment_extreme_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        which: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        extreme::<B, C, _>(data, Some(mask), ids(segment_ids, num_segments), which)
+    }
+
+    fn segment_extreme_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        plan: SegmentPlanPrimitive<Self>,
+        which: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        extreme::<B, C, _>(data, Some(mask), inner(plan), which)
+    }
+
+    fn segment_softmax_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+    ) -> FloatTensor<Self> {
+        masked::softmax_masked::<B, C, _>(data, mask, ids(segment_ids, num_segments))
+    }
+
+    fn segment_softmax_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        plan: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        masked::softmax_masked::<B, C, _>(data, mask, inner(plan))
+    }
+
     fn segment_reduce_planned(
         data: FloatTensor<Self>,
         plan: SegmentPlanPrimitive<Self>,
@@ -328,7 +370,7 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         num_segments: usize,
         which: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        extreme::<B, C, _>(data, ids(segment_ids, num_segments), which)
+        extreme::<B, C, _>(data, None, ids(segment_ids, num_segments), which)
     }
 
     fn segment_extreme_planned(
@@ -336,7 +378,7 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         plan: SegmentPlanPrimitive<Self>,
         which: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        extreme::<B, C, _>(data, inner(plan), which)
+        extreme::<B, C, _>(data, None, inner(plan), which)
     }
 
     fn segment_softmax(
@@ -390,5 +432,39 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
 
     fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
         B::segment_count(segment_ids, num_segments)
+    }
+
+    // Counts carry no gradient.
+    fn segment_count_nonzero(
+        data: FloatTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+    ) -> IntTensor<Self> {
+        B::segment_count_nonzero(data.into_primitive(), segment_ids, num_segments)
+    }
+
+    // Top-k's values carry no gradient (`Segments::topk` gathers tracked data at the rows):
+    // the inner backend's op runs on the untracked data.
+    fn segment_topk(
+        data: FloatTensor<Self>,
+        segment_ids: IntTensor<Self>,
+        num_segments: usize,
+        k: usize,
+        largest: bool,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let data = data.into_primitive();
+        let (values, rows) = B::segment_topk(data, segment_ids, num_segments, k, largest);
+        (Self::from_inner(values), rows)
+    }
+
+    fn segment_topk_planned(
+        data: FloatTensor<Self>,
+        plan: SegmentPlanPrimitive<Self>,
+        k: usize,
+        largest: bool,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let (values, rows) =
+            B::segment_topk_planned(data.into_primitive(), inner(plan), k, largest);
+        (Self::from_inner(values), rows)
     }
 }

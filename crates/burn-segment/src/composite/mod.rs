@@ -1,4 +1,4 @@
-//! Composite defaults of the [`SegmentBackend`](crate::SegmentBackend) ops, built from Burn
+//! Composite defaults of the [`SegmentBackend`] ops, built from Burn
 //! primitives (`select_assign`, `select`, masks) so that every backend works.
 //!
 //! Ids outside `[0, num_segments)` are redirected to a sentinel row `num_segments` that is
@@ -10,15 +10,34 @@ use burn::backend::{
     tensor::{BoolTensor, FloatTensor, IntTensor},
 };
 use burn::tensor::{
-    BoolDType, DType, FloatDType, IntDType, Shape, Slice, ops::IndexingUpdateOp as Op,
+    BoolDType, DType, FloatDType, IntDType, Shape, Slice, TensorData, ops::IndexingUpdateOp as Op,
 };
 
 use crate::backend::rows_shape;
-use crate::{SegmentExtreme, SegmentReduction};
+use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 
 mod fused;
+mod masked;
+mod topk;
 
 pub use fused::{attention_backward, attention_softmax, sddmm, spmm};
+pub use masked::{extreme_masked, softmax_masked, zero_masked_out};
+pub(crate) use topk::picked_values;
+pub use topk::topk;
+
+/// A tensor's data read to the host (a copy on the CPU backends, a device sync on a GPU), for
+/// the ops that choose on the host; `what` names the op in the panic of a backend that cannot.
+pub(crate) fn read_host<E: core::fmt::Debug>(
+    read: impl Future<Output = Result<TensorData, E>>,
+    what: &str,
+) -> TensorData {
+    let refused = || format!("burn-segment: {what} reads its inputs on the host, refused here");
+    match burn_std::reader::try_read_sync(read) {
+        Some(Ok(data)) => data,
+        Some(Err(e)) => panic!("{}: {e:?}", refused()),
+        None => panic!("{}", refused()),
+    }
+}
 
 fn bool_dtype<B: Backend>(device: &B::Device) -> BoolDType {
     get_device_settings::<B>(device).bool_dtype
@@ -30,24 +49,6 @@ fn safe_ids<B: Backend>(ids: IntTensor<B>, n: usize) -> IntTensor<B> {
     let below = B::int_lower_elem(ids.clone(), Scalar::Int(0), bd);
     let above = B::int_greater_equal_elem(ids.clone(), Scalar::Int(n as i64), bd);
     B::int_mask_fill(ids, B::bool_or(below, above), Scalar::Int(n as i64))
-}
-
-/// `data` with the entries `mask` leaves out set to 0: `mask` is `[E]` (one flag per row) or
-/// the data's shape. What a masked sum reduces.
-pub fn zero_masked_out<B: Backend>(data: FloatTensor<B>, mask: BoolTensor<B>) -> FloatTensor<B> {
-    let shape = data.shape();
-    if shape.num_elements() == 0 {
-        // Burn 0.22's wgpu comparison kernels panic on empty tensors; there is nothing to fill.
-        return data;
-    }
-    let mask = if mask.shape().num_dims() < shape.num_dims() {
-        let mut rows = vec![1; shape.num_dims()];
-        rows[0] = shape[0];
-        B::bool_expand(B::bool_reshape(mask, Shape::from(rows)), shape)
-    } else {
-        mask
-    };
-    B::float_mask_fill(data, B::bool_not(mask), Scalar::Float(0.0))
 }
 
 fn first_rows(shape: &Shape, n: usize) -> Vec<Slice> {
@@ -66,7 +67,8 @@ fn int_head<B: Backend>(t: IntTensor<B>, n: usize) -> IntTensor<B> {
     B::int_slice(t, &slices)
 }
 
-fn float_identity(reduction: SegmentReduction) -> f64 {
+/// The float identity of `reduction` (what a left-out or absent entry counts as).
+pub(crate) fn float_identity(reduction: SegmentReduction) -> f64 {
     match reduction {
         SegmentReduction::Sum => 0.0,
         SegmentReduction::Prod => 1.0,
@@ -120,7 +122,7 @@ fn float_add_mul_full<B: Backend>(
     B::float_select_assign(init, 0, ids, data, update_op(reduction))
 }
 
-/// Composite default of [`SegmentBackend::segment_reduce`](crate::SegmentBackend::segment_reduce).
+/// Composite default of [`SegmentBackend::segment_reduce`].
 pub fn float_reduce<B: Backend>(
     data: FloatTensor<B>,
     ids: IntTensor<B>,
@@ -225,7 +227,7 @@ fn arg_of_hits<B: Backend>(
     )
 }
 
-/// Composite default of [`SegmentBackend::segment_extreme`](crate::SegmentBackend::segment_extreme).
+/// Composite default of [`SegmentBackend::segment_extreme`].
 pub fn float_extreme<B: Backend>(
     data: FloatTensor<B>,
     ids: IntTensor<B>,
@@ -254,7 +256,7 @@ pub fn float_extreme<B: Backend>(
 }
 
 // ANCHOR: composite_softmax
-/// Composite default of [`SegmentBackend::segment_softmax`](crate::SegmentBackend::segment_softmax).
+/// Composite default of [`SegmentBackend::segment_softmax`].
 pub fn softmax<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>, n: usize) -> FloatTensor<B> {
     if n == 0 || data.shape()[0] == 0 {
         return B::float_zeros(data.shape(), &data.device(), data.dtype().into());
@@ -272,7 +274,7 @@ pub fn softmax<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>, n: usize) ->
 }
 // ANCHOR_END: composite_softmax
 
-/// Composite default of [`SegmentBackend::int_segment_reduce`](crate::SegmentBackend::int_segment_reduce).
+/// Composite default of [`SegmentBackend::int_segment_reduce`].
 pub fn int_reduce<B: Backend>(
     data: IntTensor<B>,
     ids: IntTensor<B>,
@@ -303,7 +305,7 @@ pub fn int_reduce<B: Backend>(
     )
 }
 
-/// Composite default of [`SegmentBackend::int_segment_extreme`](crate::SegmentBackend::int_segment_extreme).
+/// Composite default of [`SegmentBackend::int_segment_extreme`].
 pub fn int_extreme<B: Backend>(
     data: IntTensor<B>,
     ids: IntTensor<B>,
@@ -336,7 +338,28 @@ pub fn int_extreme<B: Backend>(
     )
 }
 
-/// Composite default of [`SegmentBackend::segment_count`](crate::SegmentBackend::segment_count).
+/// Number of nonzero entries per segment and column (NaN counts, `±0` does not), in the ids'
+/// dtype: the flags `data != 0` summed as integers.
+pub fn count_nonzero<B: SegmentBackend>(
+    data: FloatTensor<B>,
+    ids: IntTensor<B>,
+    n: usize,
+) -> IntTensor<B> {
+    let (shape, device, idt) = (data.shape(), data.device(), IntDType::from(ids.dtype()));
+    if shape.num_elements() == 0 {
+        // No comparison kernel on an empty tensor (Burn 0.22's wgpu ones panic).
+        return B::int_zeros(rows_shape(&shape, n), &device, idt);
+    }
+    let nonzero = B::float_not_equal_elem(data, Scalar::Float(0.0), bool_dtype::<B>(&device));
+    B::int_segment_reduce(
+        B::bool_into_int(nonzero, idt),
+        ids,
+        n,
+        SegmentReduction::Sum,
+    )
+}
+
+/// Composite default of [`SegmentBackend::segment_count`].
 pub fn count<B: Backend>(ids: IntTensor<B>, n: usize) -> IntTensor<B> {
     let device = ids.device();
     let idt: IntDType = ids.dtype().into();
@@ -350,7 +373,7 @@ pub fn count<B: Backend>(ids: IntTensor<B>, n: usize) -> IntTensor<B> {
     int_head::<B>(B::int_select_assign(init, 0, ids, ones, Op::Add), n)
 }
 
-/// Composite default of [`SegmentBackend::segment_gather`](crate::SegmentBackend::segment_gather):
+/// Composite default of [`SegmentBackend::segment_gather`]:
 /// a select from `data` with a zero row appended, which out-of-range ids are redirected to.
 pub fn gather<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>) -> FloatTensor<B> {
     let shape = data.shape();
@@ -365,7 +388,7 @@ pub fn gather<B: Backend>(data: FloatTensor<B>, ids: IntTensor<B>) -> FloatTenso
     B::float_select(padded, 0, safe_ids::<B>(ids, n))
 }
 
-/// Composite default of [`SegmentBackend::int_segment_gather`](crate::SegmentBackend::int_segment_gather).
+/// Composite default of [`SegmentBackend::int_segment_gather`].
 pub fn int_gather<B: Backend>(data: IntTensor<B>, ids: IntTensor<B>) -> IntTensor<B> {
     let shape = data.shape();
     let (n, e) = (shape[0], ids.shape()[0]);

@@ -24,7 +24,7 @@ use burn::backend::{Flex, NdArray};
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction, composite};
 use wiring::{Ids, attention_backward_op, attention_op, extreme_op, reduce_op, sddmm_op};
-use wiring::{softmax_op, spmm_op, sum_masked_op};
+use wiring::{softmax_op, spmm_op, sum_masked_op, topk_op};
 
 /// Implements [`SegmentBackend`](crate::SegmentBackend) for a CPU backend with the kernels above,
 /// falling back to the composite default for dtypes the kernels do not cover (f16, bf16, ...).
@@ -90,6 +90,23 @@ macro_rules! impl_cpu_backend {
                 n: usize,
             ) -> FloatTensor<Self> {
                 sum_masked_op(data, mask, Ids::<Self>::Given(ids, n))
+            }
+            fn segment_topk(
+                data: FloatTensor<Self>,
+                ids: IntTensor<Self>,
+                n: usize,
+                k: usize,
+                largest: bool,
+            ) -> (FloatTensor<Self>, IntTensor<Self>) {
+                topk_op(data, Ids::<Self>::Given(ids, n), k, largest)
+            }
+            fn segment_topk_planned(
+                data: FloatTensor<Self>,
+                p: SegmentPlanPrimitive<Self>,
+                k: usize,
+                largest: bool,
+            ) -> (FloatTensor<Self>, IntTensor<Self>) {
+                topk_op(data, Ids::<Self>::Planned(p), k, largest)
             }
             fn segment_sum_masked_planned(
                 data: FloatTensor<Self>,

@@ -192,7 +192,7 @@ pub(super) fn attention_softmax(
         slope as f32,
         it,
     );
-    super::ops::softmax(logits, sc.receivers, sc.n_dst)
+    super::ops::softmax(logits, None, sc.receivers, sc.n_dst)
 }
 
 /// One unit per edge and head: the gradient of the raw score, `alpha · grad − alpha ·
@@ -258,7 +258,13 @@ pub(super) fn attention_backward(
     let out = sc.output();
     let alpha = into_contiguous(alpha);
     let alpha_grad = into_contiguous(burn_cubecl::CubeBackend::float_mul(grad, alpha.clone()));
-    let total = super::ops::sum_prod(alpha_grad.clone(), sc.receivers.clone(), sc.n_dst, false);
+    let total = super::ops::sum_prod(
+        alpha_grad.clone(),
+        None,
+        sc.receivers.clone(),
+        sc.n_dst,
+        false,
+    );
     let (count, dim, it) = sc.launch();
     attention_grad::launch(
         &sc.src.client,

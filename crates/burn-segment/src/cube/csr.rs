@@ -50,6 +50,15 @@ pub fn value_of(key: u32) -> f32 {
     f32::reinterpret(bits)
 }
 
+/// The rows `[start, end)` of segment `s` from the CSR offsets.
+#[cube]
+pub fn span(offsets: &Tensor<u32>, s: usize) -> (usize, usize) {
+    (
+        usize::cast_from(offsets[s]),
+        usize::cast_from(offsets[s + 1]),
+    )
+}
+
 /// Whether `id` names one of the `n` segments (other rows are dropped).
 #[cube]
 pub fn in_range<I: Int>(id: I, n: usize) -> bool {
@@ -102,25 +111,57 @@ pub fn csr_offsets<I: Int>(
     offsets[ABSOLUTE_POS] = u32::cast_from(lo);
 }
 
-/// Sorted ids: one unit per output element folds its segment's rows in row order.
+/// `x` (entry `at` of row `e`), or 0 where a sum's mask leaves it out: `masked` is 0 (no
+/// mask), 1 (one flag per row) or 2 (a flag per entry). Adding the 0 rather than skipping the
+/// entry gives the bits of the sum of the filled data.
+#[cube]
+pub fn kept<T: Numeric, M: Numeric>(
+    x: T,
+    mask: &Tensor<M>,
+    e: usize,
+    at: usize,
+    #[comptime] masked: u32,
+) -> T {
+    let mut v = x;
+    if !keeps::<M>(mask, e, at, masked) {
+        v = T::from_int(0);
+    }
+    v
+}
+
+/// Whether a mask keeps entry `at` of row `e` (`masked` as in [`kept`]).
+#[cube]
+pub fn keeps<M: Numeric>(mask: &Tensor<M>, e: usize, at: usize, #[comptime] masked: u32) -> bool {
+    let mut keep = true;
+    if masked == 1 {
+        keep = mask[e] != M::from_int(0);
+    }
+    if masked == 2 {
+        keep = mask[at] != M::from_int(0);
+    }
+    keep
+}
+
+/// Sorted ids: one unit per output element folds its segment's rows in row order (a sum over
+/// the entries `mask` keeps, see [`kept`]).
 #[cube(launch)]
-pub fn csr_sum_prod<T: Numeric>(
+#[allow(clippy::too_many_arguments)]
+pub fn csr_sum_prod<T: Numeric, M: Numeric>(
     data: &Tensor<T>,
+    mask: &Tensor<M>,
     offsets: &Tensor<u32>,
     flag: &Tensor<u32>,
     out: &mut Tensor<T>,
     d: usize,
     #[comptime] prod: bool,
-    #[define(T)] _t: ElemType,
+    #[comptime] masked: u32,
+    #[define(T, M)] _t: [ElemType; 2],
 ) {
     if ABSOLUTE_POS >= out.len() || flag[0] != 0u32 {
         terminate!();
     }
     let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
-    let (start, end) = (
-        usize::cast_from(offsets[s]),
-        usize::cast_from(offsets[s + 1]),
-    );
+    let (start, end) = span(offsets, s);
     let mut acc = T::from_int(0);
     if prod {
         acc = T::from_int(1);
@@ -129,32 +170,33 @@ pub fn csr_sum_prod<T: Numeric>(
         if prod {
             acc *= data[e * d + c];
         } else {
-            acc += data[e * d + c];
+            acc += kept::<T, M>(data[e * d + c], mask, e, e * d + c, masked);
         }
     }
     out[ABSOLUTE_POS] = acc;
 }
 
-/// Sorted ids, f32 data: max / min by key, with the first row attaining it (-1 when empty).
+/// Sorted ids, f32 data: max / min by key, with the first row attaining it (-1 when empty),
+/// over the rows a mask keeps (see [`kept`]).
 #[cube(launch)]
-pub fn csr_extreme_f32<A: Int>(
+#[allow(clippy::too_many_arguments)]
+pub fn csr_extreme_f32<A: Int, M: Numeric>(
     data: &Tensor<f32>,
+    mask: &Tensor<M>,
     offsets: &Tensor<u32>,
     flag: &Tensor<u32>,
     out: &mut Tensor<f32>,
     arg: &mut Tensor<A>,
     d: usize,
     #[comptime] max: bool,
-    #[define(A)] _a: ElemType,
+    #[comptime] masked: u32,
+    #[define(A, M)] _a: [ElemType; 2],
 ) {
     if ABSOLUTE_POS >= out.len() || flag[0] != 0u32 {
         terminate!();
     }
     let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
-    let (start, end) = (
-        usize::cast_from(offsets[s]),
-        usize::cast_from(offsets[s + 1]),
-    );
+    let (start, end) = span(offsets, s);
     // Literals, not the consts: the cube macro needs them to initialise mutable variables.
     let mut best = 0xff80_0000u32;
     let mut nan_key = 0u32;
@@ -163,15 +205,19 @@ pub fn csr_extreme_f32<A: Int>(
         nan_key = 0xffff_ffffu32;
     }
     let mut best_row = A::new(-1);
+    let mut found = false;
     for e in start..end {
-        let k = key_of(data[e * d + c], nan_key);
-        let mut better = k < best;
-        if max {
-            better = k > best;
-        }
-        if better || e == start {
-            best = k;
-            best_row = A::cast_from(e);
+        if keeps::<M>(mask, e, e * d + c, masked) {
+            let k = key_of(data[e * d + c], nan_key);
+            let mut better = k < best;
+            if max {
+                better = k > best;
+            }
+            if better || !found {
+                best = k;
+                best_row = A::cast_from(e);
+                found = true;
+            }
         }
     }
     out[ABSOLUTE_POS] = value_of(best);
@@ -194,10 +240,7 @@ pub fn csr_extreme_int<T: Int, A: Int>(
         terminate!();
     }
     let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
-    let (start, end) = (
-        usize::cast_from(offsets[s]),
-        usize::cast_from(offsets[s + 1]),
-    );
+    let (start, end) = span(offsets, s);
     let mut best = T::max_value();
     if max {
         best = T::min_value();
@@ -219,38 +262,46 @@ pub fn csr_extreme_int<T: Int, A: Int>(
 }
 
 // ANCHOR: csr_softmax
-/// Sorted ids: softmax of one (segment, column), three passes over its rows.
+/// Sorted ids: softmax of one (segment, column), three passes over its rows (those a mask
+/// keeps: the others, and every row of a segment with none kept, get 0).
 #[cube(launch)]
-pub fn csr_softmax(
+#[allow(clippy::too_many_arguments)]
+pub fn csr_softmax<M: Numeric>(
     data: &Tensor<f32>,
+    mask: &Tensor<M>,
     offsets: &Tensor<u32>,
     flag: &Tensor<u32>,
     out: &mut Tensor<f32>,
     n: usize,
     d: usize,
+    #[comptime] masked: u32,
+    #[define(M)] _m: ElemType,
 ) {
     if ABSOLUTE_POS >= n * d || flag[0] != 0u32 {
         terminate!();
     }
     let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
-    let (start, end) = (
-        usize::cast_from(offsets[s]),
-        usize::cast_from(offsets[s + 1]),
-    );
+    let (start, end) = span(offsets, s);
     let mut best = 0x007f_ffffu32;
     for e in start..end {
         let k = key_of(data[e * d + c], NAN_MAX_KEY);
-        if k > best {
+        if k > best && keeps::<M>(mask, e, e * d + c, masked) {
             best = k;
         }
     }
     let m = value_of(best);
     let mut total = 0.0f32;
     for e in start..end {
-        total += (data[e * d + c] - m).exp();
+        if keeps::<M>(mask, e, e * d + c, masked) {
+            total += (data[e * d + c] - m).exp();
+        }
     }
     for e in start..end {
-        out[e * d + c] = (data[e * d + c] - m).exp() / total;
+        let mut y = 0.0f32;
+        if keeps::<M>(mask, e, e * d + c, masked) {
+            y = (data[e * d + c] - m).exp() / total;
+        }
+        out[e * d + c] = y;
     }
 }
 // ANCHOR_END: csr_softmax
@@ -274,4 +325,34 @@ pub fn gather_rows<T: Numeric, I: Int>(
         v = data[usize::cast_from(id) * d + ABSOLUTE_POS % d];
     }
     out[ABSOLUTE_POS] = v;
+}
+
+/// Whether an f32 is nonzero, by its bits: NaN counts, `±0` does not (WGSL may assume no NaN
+/// in float comparisons).
+#[cube]
+pub fn nonzero_bits(x: f32) -> bool {
+    (u32::reinterpret(x) & 0x7fff_ffffu32) != 0u32
+}
+
+/// Sorted ids: the nonzero entries of one (segment, column).
+#[cube(launch)]
+pub fn csr_count_nonzero(
+    data: &Tensor<f32>,
+    offsets: &Tensor<u32>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<i32>,
+    d: usize,
+) {
+    if ABSOLUTE_POS >= out.len() || flag[0] != 0u32 {
+        terminate!();
+    }
+    let (s, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
+    let (start, end) = span(offsets, s);
+    let mut count = 0i32;
+    for e in start..end {
+        if nonzero_bits(data[e * d + c]) {
+            count += 1i32;
+        }
+    }
+    out[ABSOLUTE_POS] = count;
 }

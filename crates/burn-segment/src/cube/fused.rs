@@ -13,7 +13,7 @@ use burn::tensor::{DType, Shape};
 use burn_cubecl::{kernel::into_contiguous, tensor::CubeTensor};
 use cubecl::prelude::*;
 
-use super::csr::in_range;
+use super::csr::{in_range, span};
 use super::{adds_atomically, called, dims2, full, grid, plan};
 
 /// Sorted receivers: one unit per output element sums its receiver's edges in edge order.
@@ -35,10 +35,7 @@ pub fn csr_spmm<I: Int>(
     }
     let (r, c) = (ABSOLUTE_POS / d, ABSOLUTE_POS % d);
     let h = c / (d / heads);
-    let (start, end) = (
-        usize::cast_from(offsets[r]),
-        usize::cast_from(offsets[r + 1]),
-    );
+    let (start, end) = span(offsets, r);
     let mut acc = 0.0f32;
     for e in start..end {
         let s = senders[e];

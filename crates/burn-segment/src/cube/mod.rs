@@ -23,15 +23,21 @@
 //! plan's permutation), so planned reductions, softmax, `spmm` and attention always take the
 //! CSR kernels (see `planned`).
 //!
+//! The masked sum, softmax and max / min are the plain kernels reading a mask (`[E]` or the
+//! data's shape, `U8`/`U32` storage) beside the data; top-k (`k ≤ 32`) runs over sorted or
+//! planned ids only (`topk`).
+//!
 //! The fused `spmm` follows the sum's two strategies over the receivers, `sddmm` runs one unit
 //! per edge and head, and `attention_softmax` one logits kernel before the softmax kernels, its
 //! backward the segment-sum kernels and one gradient kernel (see the `fused` module).
 
 mod attention;
-mod csr;
+pub(crate) mod csr;
 mod fused;
 mod ops;
 mod planned;
+pub(crate) mod rank;
+mod topk;
 mod unsorted;
 
 /// Every kernel, by name.
@@ -46,7 +52,7 @@ use burn::backend::cubecl::{dtype_to_elem_type, dtype_to_storage_type};
 use burn::backend::ops::{FloatTensorOps, IntTensorOps};
 use burn::backend::{
     Scalar,
-    tensor::{FloatTensor, IntTensor},
+    tensor::{BoolTensor, FloatTensor, IntTensor},
 };
 use burn::tensor::{DType, FloatDType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, tensor::CubeTensor};
@@ -66,7 +72,7 @@ pub fn wgpu_kernel_calls() -> usize {
     CALLS.load(Ordering::Relaxed)
 }
 
-fn called() {
+pub(crate) fn called() {
     CALLS.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -152,14 +158,21 @@ fn plan(ids: &CubeTensor, n: usize) -> Plan {
     Plan { flag, offsets }
 }
 
+/// The entries `mask` keeps, for a masked kernel over f32 `data` and `ids`; `None` where the
+/// composite runs (other dtypes, a bool storage the kernels do not read).
+fn kept(mask: &CubeTensor, data: &CubeTensor, ids: &CubeTensor) -> Option<ops::Kept> {
+    let takes = data.dtype == DType::F32 && ids_ok(ids);
+    ops::Kept::by(mask.clone(), data).filter(|_| takes)
+}
+
 /// A float or int reduction on the kernels: sums and products share one kernel, extremes
 /// another.
 fn reduce(data: CubeTensor, ids: CubeTensor, n: usize, r: SegmentReduction) -> CubeTensor {
     match r {
-        SegmentReduction::Sum => sum_prod(data, ids, n, false),
-        SegmentReduction::Prod => sum_prod(data, ids, n, true),
-        SegmentReduction::Max => extreme(data, ids, n, SegmentExtreme::Max).0,
-        SegmentReduction::Min => extreme(data, ids, n, SegmentExtreme::Min).0,
+        SegmentReduction::Sum => sum_prod(data, None, ids, n, false),
+        SegmentReduction::Prod => sum_prod(data, None, ids, n, true),
+        SegmentReduction::Max => extreme(data, None, ids, n, SegmentExtreme::Max).0,
+        SegmentReduction::Min => extreme(data, None, ids, n, SegmentExtreme::Min).0,
     }
 }
 
@@ -199,7 +212,7 @@ impl SegmentBackend for CubeBackend {
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::float_extreme::<Self>(data, ids, n, which);
         }
-        extreme(data, ids, n, which)
+        extreme(data, None, ids, n, which)
     }
 
     // ANCHOR: cube_softmax
@@ -211,7 +224,7 @@ impl SegmentBackend for CubeBackend {
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::softmax::<Self>(data, ids, n);
         }
-        softmax(data, ids, n)
+        softmax(data, None, ids, n)
     }
     // ANCHOR_END: cube_softmax
 
@@ -236,7 +249,7 @@ impl SegmentBackend for CubeBackend {
         if data.dtype != DType::I32 || !ids_ok(&ids) {
             return composite::int_extreme::<Self>(data, ids, n, which);
         }
-        extreme(data, ids, n, which)
+        extreme(data, None, ids, n, which)
     }
 
     fn segment_reduce_planned(
@@ -348,6 +361,124 @@ impl SegmentBackend for CubeBackend {
             return Self::segment_attention_backward(src, dst, bias, s, r, alpha, grad, slope);
         }
         planned::attention_backward_planned(tensors, &senders, &receivers, slope)
+    }
+
+    fn segment_sum_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        ids: IntTensor<Self>,
+        n: usize,
+    ) -> FloatTensor<Self> {
+        match kept(&mask, &data, &ids) {
+            Some(kept) => sum_prod(data, Some(kept), ids, n, false),
+            None => {
+                let data = composite::zero_masked_out::<Self>(data, mask);
+                Self::segment_reduce(data, ids, n, SegmentReduction::Sum)
+            }
+        }
+    }
+
+    /// Sorted plans read the mask in place; others fill first and sum in grouped order (the
+    /// flags would need regrouping too).
+    fn segment_sum_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        if p.sorted {
+            return Self::segment_sum_masked(data, mask, p.segment_ids, p.num_segments);
+        }
+        let data = composite::zero_masked_out::<Self>(data, mask);
+        Self::segment_reduce_planned(data, p, SegmentReduction::Sum)
+    }
+
+    fn segment_extreme_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        ids: IntTensor<Self>,
+        n: usize,
+        which: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        match kept(&mask, &data, &ids) {
+            Some(kept) => extreme(data, Some(kept), ids, n, which),
+            None => composite::extreme_masked::<Self>(data, mask, ids, n, which),
+        }
+    }
+
+    /// The unplanned kernels: over unsorted ids their atomic max / min of keys is exact and
+    /// repeatable, so nothing needs regrouping (unlike a sum's atomic adds).
+    fn segment_extreme_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+        which: SegmentExtreme,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        Self::segment_extreme_masked(data, mask, p.segment_ids, p.num_segments, which)
+    }
+
+    fn segment_softmax_masked(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        ids: IntTensor<Self>,
+        n: usize,
+    ) -> FloatTensor<Self> {
+        match kept(&mask, &data, &ids) {
+            Some(kept) => softmax(data, Some(kept), ids, n),
+            None => composite::softmax_masked::<Self>(data, mask, |data| {
+                Self::segment_softmax(data, ids, n)
+            }),
+        }
+    }
+
+    /// As the masked sum: sorted plans read the mask in place, others fill first.
+    fn segment_softmax_masked_planned(
+        data: FloatTensor<Self>,
+        mask: BoolTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+    ) -> FloatTensor<Self> {
+        if p.sorted {
+            return Self::segment_softmax_masked(data, mask, p.segment_ids, p.num_segments);
+        }
+        composite::softmax_masked::<Self>(data, mask, |data| Self::segment_softmax_planned(data, p))
+    }
+
+    fn segment_count_nonzero(
+        data: FloatTensor<Self>,
+        ids: IntTensor<Self>,
+        n: usize,
+    ) -> IntTensor<Self> {
+        if data.dtype != DType::F32 || !ids_ok(&ids) {
+            return composite::count_nonzero::<Self>(data, ids, n);
+        }
+        ops::count_nonzero(data, ids, n)
+    }
+
+    fn segment_topk(
+        data: FloatTensor<Self>,
+        ids: IntTensor<Self>,
+        n: usize,
+        k: usize,
+        largest: bool,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        if data.dtype == DType::F32 && ids_ok(&ids) && k <= topk::MAX_K {
+            let on_device = topk::topk(data.clone(), ids.clone(), n, k, largest, false);
+            if let Some(out) = on_device {
+                return out;
+            }
+        }
+        composite::topk::<Self>(data, ids, n, k, largest)
+    }
+
+    fn segment_topk_planned(
+        data: FloatTensor<Self>,
+        p: SegmentPlanPrimitive<Self>,
+        k: usize,
+        largest: bool,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        if data.dtype != DType::F32 || !planned::takes(&p) || k > topk::MAX_K {
+            return Self::segment_topk(data, p.segment_ids, p.num_segments, k, largest);
+        }
+        planned::topk_planned(data, &p, k, largest)
     }
 
     fn segment_count(ids: IntTensor<Self>, n: usize) -> IntTensor<Self> {

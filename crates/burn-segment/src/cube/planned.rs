@@ -8,7 +8,7 @@ use burn::backend::{Scalar, TensorMetadata, get_device_settings};
 use burn::tensor::{DType, Shape, ops::IndexingUpdateOp};
 use burn_cubecl::{CubeBackend, tensor::CubeTensor};
 
-use super::{attention, extreme, fused, reduce, softmax};
+use super::{attention, extreme, fused, reduce, softmax, topk};
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction};
 
@@ -67,9 +67,29 @@ pub(super) fn extreme_planned(
     int: bool,
 ) -> (CubeTensor, CubeTensor) {
     let (data, ids) = grouped(data, p, int);
-    let (values, arg) = extreme(data, ids, p.num_segments, which);
+    let (values, arg) = extreme(data, None, ids, p.num_segments, which);
+    (values, original_rows(arg, p))
+}
+
+/// Top-k through the plan (the grouped ids are sorted), rows mapped back as for
+/// [`extreme_planned`].
+pub(super) fn topk_planned(
+    data: CubeTensor,
+    p: &Plan,
+    k: usize,
+    largest: bool,
+) -> (CubeTensor, CubeTensor) {
+    let (data, ids) = grouped(data, p, false);
+    let (values, rows) = topk::topk(data, ids, p.num_segments, k, largest, true)
+        .expect("the grouped ids are sorted");
+    (values, original_rows(rows, p))
+}
+
+/// Rows of the grouped order (an argument or a top-k row, -1 for none) as the rows they came
+/// from.
+fn original_rows(arg: CubeTensor, p: &Plan) -> CubeTensor {
     if p.sorted || arg.shape().num_elements() == 0 {
-        return (values, arg);
+        return arg;
     }
     let shape = arg.shape();
     let flat = CubeBackend::int_reshape(arg.clone(), Shape::new([shape.num_elements()]));
@@ -79,13 +99,13 @@ pub(super) fn extreme_planned(
     // -1 (an empty segment) stays -1.
     let bool_dtype = get_device_settings::<CubeBackend>(&arg.device).bool_dtype;
     let empty = CubeBackend::int_lower_elem(arg.clone(), Scalar::Int(0), bool_dtype);
-    (values, CubeBackend::int_mask_where(original, empty, arg))
+    CubeBackend::int_mask_where(original, empty, arg)
 }
 
 /// Softmax through the plan, back in the rows' order.
 pub(super) fn softmax_planned(data: CubeTensor, p: &Plan) -> CubeTensor {
     let (data, ids) = grouped(data, p, false);
-    back_in_order(softmax(data, ids, p.num_segments), p)
+    back_in_order(softmax(data, None, ids, p.num_segments), p)
 }
 
 /// The senders and receivers in the receivers' grouped order.

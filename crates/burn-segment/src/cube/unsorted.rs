@@ -3,20 +3,23 @@
 
 use cubecl::prelude::*;
 
-use super::csr::{NAN_MAX_KEY, NAN_MIN_KEY, in_range, key_of, value_of};
+use super::csr::{NAN_MAX_KEY, NAN_MIN_KEY, in_range, keeps, kept, key_of, nonzero_bits, value_of};
 
 /// Unsorted ids, integer data or no float atomics: one unit per column walks every row in order
 /// (deterministic; `out` starts at the identity).
 #[cube(launch)]
-pub fn column_sum_prod<T: Numeric, I: Int>(
+#[allow(clippy::too_many_arguments)]
+pub fn column_sum_prod<T: Numeric, I: Int, M: Numeric>(
     data: &Tensor<T>,
+    mask: &Tensor<M>,
     ids: &Tensor<I>,
     flag: &Tensor<u32>,
     out: &mut Tensor<T>,
     n: usize,
     d: usize,
     #[comptime] prod: bool,
-    #[define(T, I)] _t: [ElemType; 2],
+    #[comptime] masked: u32,
+    #[define(T, I, M)] _t: [ElemType; 3],
 ) {
     if ABSOLUTE_POS >= d || flag[0] == 0u32 {
         terminate!();
@@ -25,53 +28,70 @@ pub fn column_sum_prod<T: Numeric, I: Int>(
         let id = ids[e];
         if in_range::<I>(id, n) {
             let o = usize::cast_from(id) * d + ABSOLUTE_POS;
+            let at = e * d + ABSOLUTE_POS;
             if prod {
-                out[o] *= data[e * d + ABSOLUTE_POS];
+                out[o] *= data[at];
             } else {
-                out[o] += data[e * d + ABSOLUTE_POS];
+                out[o] += kept::<T, M>(data[at], mask, e, at, masked);
             }
         }
     }
 }
 
-/// Unsorted ids: one atomic add per element (`out` starts at 0).
+/// Unsorted ids: one atomic add per element (`out` starts at 0); entries a mask leaves out
+/// are not added.
 #[cube(launch)]
-pub fn atomic_sum<T: Numeric, I: Int>(
+#[allow(clippy::too_many_arguments)]
+pub fn atomic_sum<T: Numeric, I: Int, M: Numeric>(
     data: &Tensor<T>,
+    mask: &Tensor<M>,
     ids: &Tensor<I>,
     flag: &Tensor<u32>,
     out: &mut Tensor<Atomic<T>>,
     n: usize,
     d: usize,
-    #[define(T, I)] _t: [ElemType; 2],
+    #[comptime] masked: u32,
+    #[define(T, I, M)] _t: [ElemType; 3],
 ) {
     if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
         terminate!();
     }
-    let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
+    let e = ABSOLUTE_POS / d;
+    let id = ids[e];
+    let mut keep = in_range::<I>(id, n);
+    if masked == 1 {
+        keep = keep && mask[e] != M::from_int(0);
+    }
+    if masked == 2 {
+        keep = keep && mask[ABSOLUTE_POS] != M::from_int(0);
+    }
+    if keep {
         out[usize::cast_from(id) * d + ABSOLUTE_POS % d].fetch_add(data[ABSOLUTE_POS]);
     }
 }
 
 // ANCHOR: atomic_key_extreme
 /// Unsorted ids, f32 data: atomic max / min of the keys (`keys` starts at the identity key).
+/// Entries a mask leaves out are skipped (see [`kept`]).
 #[cube(launch)]
-pub fn atomic_key_extreme<I: Int>(
+#[allow(clippy::too_many_arguments)]
+pub fn atomic_key_extreme<I: Int, M: Numeric>(
     data: &Tensor<f32>,
+    mask: &Tensor<M>,
     ids: &Tensor<I>,
     flag: &Tensor<u32>,
     keys: &mut Tensor<Atomic<u32>>,
     n: usize,
     d: usize,
     #[comptime] max: bool,
-    #[define(I)] _i: ElemType,
+    #[comptime] masked: u32,
+    #[define(I, M)] _i: [ElemType; 2],
 ) {
     if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
         terminate!();
     }
     let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
+    if in_range::<I>(id, n) && keeps::<M>(mask, ABSOLUTE_POS / d, ABSOLUTE_POS, masked) {
         let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
         if max {
             keys[o].fetch_max(key_of(data[ABSOLUTE_POS], NAN_MAX_KEY));
@@ -111,8 +131,10 @@ pub fn atomic_int_extreme<T: Int, I: Int>(
 /// Unsorted ids, f32 data: the smallest row whose key equals its segment's extreme key
 /// (`rows` starts at `u32::MAX`).
 #[cube(launch)]
-pub fn atomic_arg_f32<I: Int>(
+#[allow(clippy::too_many_arguments)]
+pub fn atomic_arg_f32<I: Int, M: Numeric>(
     data: &Tensor<f32>,
+    mask: &Tensor<M>,
     ids: &Tensor<I>,
     flag: &Tensor<u32>,
     keys: &Tensor<u32>,
@@ -120,14 +142,15 @@ pub fn atomic_arg_f32<I: Int>(
     n: usize,
     d: usize,
     #[comptime] max: bool,
-    #[define(I)] _i: ElemType,
+    #[comptime] masked: u32,
+    #[define(I, M)] _i: [ElemType; 2],
 ) {
     if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
         terminate!();
     }
     let row = ABSOLUTE_POS / d;
     let id = ids[row];
-    if in_range::<I>(id, n) {
+    if in_range::<I>(id, n) && keeps::<M>(mask, row, ABSOLUTE_POS, masked) {
         let o = usize::cast_from(id) * d + ABSOLUTE_POS % d;
         let mut nan_key = 0u32;
         if max {
@@ -194,21 +217,25 @@ pub fn finish_rows<A: Int>(
 
 /// Unsorted ids, softmax step 2: `out = exp(x - max)` (0 for dropped rows).
 #[cube(launch)]
-pub fn softmax_exp<I: Int>(
+#[allow(clippy::too_many_arguments)]
+pub fn softmax_exp<I: Int, M: Numeric>(
     data: &Tensor<f32>,
+    mask: &Tensor<M>,
     ids: &Tensor<I>,
     flag: &Tensor<u32>,
     keys: &Tensor<u32>,
     out: &mut Tensor<f32>,
     n: usize,
     d: usize,
-    #[define(I)] _i: ElemType,
+    #[comptime] masked: u32,
+    #[define(I, M)] _i: [ElemType; 2],
 ) {
     if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
         terminate!();
     }
     let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
+    // A left-out entry keeps the 0 `out` starts with.
+    if in_range::<I>(id, n) && keeps::<M>(mask, ABSOLUTE_POS / d, ABSOLUTE_POS, masked) {
         let m = value_of(keys[usize::cast_from(id) * d + ABSOLUTE_POS % d]);
         out[ABSOLUTE_POS] = (data[ABSOLUTE_POS] - m).exp();
     }
@@ -216,20 +243,23 @@ pub fn softmax_exp<I: Int>(
 
 /// Unsorted ids, softmax step 4: `out /= sum` of the row's segment.
 #[cube(launch)]
-pub fn softmax_div<I: Int>(
+pub fn softmax_div<I: Int, M: Numeric>(
+    mask: &Tensor<M>,
     ids: &Tensor<I>,
     flag: &Tensor<u32>,
     sums: &Tensor<f32>,
     out: &mut Tensor<f32>,
     n: usize,
     d: usize,
-    #[define(I)] _i: ElemType,
+    #[comptime] masked: u32,
+    #[define(I, M)] _i: [ElemType; 2],
 ) {
     if ABSOLUTE_POS >= out.len() || flag[0] == 0u32 {
         terminate!();
     }
     let id = ids[ABSOLUTE_POS / d];
-    if in_range::<I>(id, n) {
+    // A left-out entry keeps its 0 (even where the kept ones total NaN).
+    if in_range::<I>(id, n) && keeps::<M>(mask, ABSOLUTE_POS / d, ABSOLUTE_POS, masked) {
         out[ABSOLUTE_POS] /= sums[usize::cast_from(id) * d + ABSOLUTE_POS % d];
     }
 }
@@ -248,5 +278,25 @@ pub fn count<I: Int>(
     let id = ids[ABSOLUTE_POS];
     if in_range::<I>(id, n) {
         counts[usize::cast_from(id)].fetch_add(1i32);
+    }
+}
+
+/// Unsorted ids: one integer atomic add per nonzero entry (exact, order-independent).
+#[cube(launch)]
+pub fn atomic_count_nonzero<I: Int>(
+    data: &Tensor<f32>,
+    ids: &Tensor<I>,
+    flag: &Tensor<u32>,
+    out: &mut Tensor<Atomic<i32>>,
+    n: usize,
+    d: usize,
+    #[define(I)] _i: ElemType,
+) {
+    if ABSOLUTE_POS >= data.len() || flag[0] == 0u32 {
+        terminate!();
+    }
+    let id = ids[ABSOLUTE_POS / d];
+    if in_range::<I>(id, n) && nonzero_bits(data[ABSOLUTE_POS]) {
+        out[usize::cast_from(id) * d + ABSOLUTE_POS % d].fetch_add(1i32);
     }
 }

@@ -5,7 +5,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use burn::tensor::{DType, Tensor};
 use burn_segment::reference::*;
 use burn_segment::{
-    SegmentError, SegmentExtreme, SegmentReduction, validate_partitions, validate_segment_ids,
+    SegmentError, SegmentExtreme, SegmentReduction, Segments, validate_partitions,
+    validate_segment_ids,
 };
 
 use crate::common::*;
@@ -356,6 +357,43 @@ fn repeated_and_edited_ids_never_reuse_a_stale_plan() {
                 let out = burn_segment::spmm(x, s, r, None, 3);
                 let want = spmm_reference(&data, 2, &[1.0; 6], 1, &senders, seg, 3);
                 assert_close(t.name, &read(out), &want, 1e-6, 1e-6);
+            }
+        }
+    }
+}
+
+/// `count_nonzero` over the values that trip float comparisons: `-0` and `+0` do not count,
+/// NaN, `±inf` and the smallest subnormal do; sorted and unsorted ids, i32 and i64, through a
+/// plan and not, on every backend (on wgpu, its kernel compares bits).
+#[test]
+fn count_nonzero_counts_nan_and_subnormals_but_no_zero() {
+    let tiny = f32::from_bits(1) as f64;
+    let values = [
+        -0.0,
+        0.0,
+        f64::NAN,
+        tiny,
+        f64::NEG_INFINITY,
+        -0.0,
+        2.0,
+        f64::INFINITY,
+    ];
+    let data: Vec<f64> = (0..values.len() * 2)
+        .map(|k| values[(k * 3) % values.len()])
+        .collect();
+    let sorted = [0i64, 0, 0, 1, 1, 3, 3, 3];
+    let unsorted = [3i64, 0, 1, 0, 3, 1, 0, 3];
+    for t in targets().into_iter().filter(|t| t.path != Path::Composite) {
+        for (form, seg) in [("sorted", sorted), ("unsorted", unsorted)] {
+            let want = segment_count_nonzero_reference(&data, 2, &seg, 4);
+            for i32_ids in [false, true] {
+                let x = f32s(&data, [8, 2], &t.device);
+                let index = ids(&seg, &t.device, i32_ids);
+                let got = match t.path {
+                    Path::Planned => plan(index, 4).count_nonzero(x),
+                    _ => burn_segment::SegmentIds::new(index, 4).count_nonzero(x),
+                };
+                assert_eq!(read_int(got), want, "{} {form} i32 {i32_ids}", t.name);
             }
         }
     }

@@ -484,3 +484,12 @@ pub fn attention(
 pub fn plan(ids: Tensor<1, Int>, n: usize) -> SegmentPlan {
     SegmentPlan::new(ids, n).unwrap_or_else(|e| panic!("burn-segment: {e}"))
 }
+
+/// The wgpu kernels' call count (0 without them): a test that
+/// compares it before and after a call proves the kernel ran (other tests may add calls too).
+pub fn cube_calls() -> usize {
+    #[cfg(feature = "cube")]
+    return burn_segment::wgpu_kernel_calls();
+    #[cfg(not(feature = "cube"))]
+    0
+}

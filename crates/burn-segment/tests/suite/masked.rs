@@ -293,3 +293,97 @@ fn the_masked_sum_is_the_sum_of_the_filled_data() {
         }
     }
 }
+
+/// Masks on Int data (i32 and i64): sum, product, max and min with their arguments against
+/// the masked reference over the eligible entries, a fully masked segment and an empty one
+/// getting the type's identities (0, 1, the type's minimum / maximum, row -1), sorted and
+/// unsorted ids, full and per-row masks, planned and not, on every backend.
+#[test]
+fn masks_on_int_data_match_the_reference() {
+    use burn::tensor::{DType, Int};
+    let (e, d, n) = (14, 2, 5);
+    let sorted: Vec<i64> = vec![0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 3];
+    let unsorted: Vec<i64> = vec![3, 0, 2, 1, 3, 0, 2, 3, 1, 2, 0, 3, 2, 3];
+    // Ties (values in -3..=3), and segment 1 fully masked by both masks; segment 4 empty.
+    let data: Vec<f64> = (0..e * d).map(|k| ((k * 5) % 7) as f64 - 3.0).collect();
+    for t in targets().into_iter().filter(|t| t.path != Path::Composite) {
+        for (form, seg) in [("sorted", &sorted), ("unsorted", &unsorted)] {
+            let full: Vec<bool> = (0..e * d).map(|k| seg[k / d] != 1 && k % 3 != 0).collect();
+            let rows: Vec<bool> = (0..e).map(|r| seg[r] != 1 && r % 4 != 1).collect();
+            let row_mask: Vec<bool> = (0..e * d).map(|k| rows[k / d]).collect();
+            for dtype in [DType::I32, DType::I64] {
+                for (mask_form, flags) in [("full", &full), ("rows", &row_mask)] {
+                    let want = MaskedReference::new(&data, flags, d, seg, n);
+                    let what = |op: &str| format!("{} {form} {mask_form} {dtype:?} {op}", t.name);
+                    let (lo, hi) = match dtype {
+                        DType::I32 => (i32::MIN as i64, i32::MAX as i64),
+                        _ => (i64::MIN, i64::MAX),
+                    };
+                    // The reference's ∓inf of an empty segment is the type's bound here.
+                    let as_int = |v: Vec<f64>| -> Vec<i64> {
+                        v.iter()
+                            .map(|&x| match x {
+                                f64::NEG_INFINITY => lo,
+                                f64::INFINITY => hi,
+                                x => x as i64,
+                            })
+                            .collect()
+                    };
+                    let values: Vec<i64> = data.iter().map(|&v| v as i64).collect();
+                    let x = || ints(&values, [e, d], &t.device, dtype);
+                    let index = ids(seg, &t.device, false);
+                    let planned = t.path == Path::Planned;
+                    let plan_index = plan(index.clone(), n);
+                    let plain = SegmentIds::new(index, n);
+                    let mask_data: Tensor<2, Bool> = bools(flags, [e, d], &t.device);
+                    let row_flags: Tensor<1, Bool> = bools(&rows, [e], &t.device);
+                    let ops =
+                        |got_sum: Tensor<2, Int>,
+                         got_prod: Tensor<2, Int>,
+                         max: (Tensor<2, Int>, Tensor<2, Int>),
+                         min: (Tensor<2, Int>, Tensor<2, Int>)| {
+                            let want_sum = as_int(want.reduce(SegmentReduction::Sum));
+                            assert_eq!(read_int(got_sum), want_sum, "{}", what("sum"));
+                            let want_prod = as_int(want.reduce(SegmentReduction::Prod));
+                            assert_eq!(read_int(got_prod), want_prod, "{}", what("prod"));
+                            for (e, (v, a)) in
+                                [(SegmentExtreme::Max, max), (SegmentExtreme::Min, min)]
+                            {
+                                let (want_v, want_a) = want.extreme(e);
+                                assert_eq!(
+                                    read_int(v),
+                                    as_int(want_v),
+                                    "{}",
+                                    what(&format!("{e:?}"))
+                                );
+                                assert_eq!(read_int(a), want_a, "{}", what(&format!("arg {e:?}")));
+                            }
+                        };
+                    macro_rules! check {
+                        ($m:expr) => {{
+                            let m = $m;
+                            ops(
+                                m.sum(x()),
+                                m.prod(x()),
+                                m.max_with_indices(x()),
+                                m.min_with_indices(x()),
+                            );
+                            assert_eq!(
+                                read_int(m.max(x())),
+                                read_int(m.max_with_indices(x()).0),
+                                "{}",
+                                what("max values")
+                            );
+                        }};
+                    }
+                    match (mask_form, planned) {
+                        ("full", true) => check!(plan_index.masked(mask_data)),
+                        ("full", false) => check!(plain.masked(mask_data)),
+                        (_, true) => check!(plan_index.masked(row_flags)),
+                        (_, false) => check!(plain.masked(row_flags)),
+                    }
+                }
+            }
+        }
+    }
+}

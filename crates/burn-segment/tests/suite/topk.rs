@@ -139,3 +139,75 @@ fn quantile_gradients_reach_their_witnesses() {
         assert_eq!(grad, [0.0, 0.0, 1.0, 0.0, 1.0, 0.0], "{}", t.name);
     }
 }
+
+/// Long segments (longer than `k` and than the kernel's 32 slots) full of ties, NaN, ±inf and
+/// `±0`, sorted, unsorted and planned, with `k` on both sides of the wgpu kernel's limit: every
+/// backend selects the reference's rows, and on wgpu the sorted and planned calls with
+/// `k ≤ 32` run the kernel (unsorted ids without a plan take the host default).
+#[test]
+fn topk_of_long_segments_with_ties_matches_the_reference() {
+    let (n, d) = (4, 3);
+    let mut ids_sorted: Vec<i64> = Vec::new();
+    for (s, len) in [200, 0, 57, 33].into_iter().enumerate() {
+        ids_sorted.extend(std::iter::repeat_n(s as i64, len));
+    }
+    let e = ids_sorted.len();
+    let mut state = 0x2545_f491_u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 33) as usize
+    };
+    let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.0, 0.0];
+    let data: Vec<f64> = (0..e * d)
+        .map(|_| match next() % 10 {
+            0 => specials[next() % specials.len()],
+            _ => (next() % 7) as f64 - 3.0,
+        })
+        .collect();
+    // A shuffled copy of the same rows for the unsorted cases.
+    let mut order: Vec<usize> = (0..e).collect();
+    for i in (1..e).rev() {
+        order.swap(i, next() % (i + 1));
+    }
+    let ids_shuffled: Vec<i64> = order.iter().map(|&r| ids_sorted[r]).collect();
+    let data_shuffled: Vec<f64> = order
+        .iter()
+        .flat_map(|&r| data[r * d..(r + 1) * d].iter().copied())
+        .collect();
+    for t in targets().into_iter().filter(|t| t.path == Path::Public) {
+        for (case, (x, segment)) in [
+            ("sorted", (&data, &ids_sorted)),
+            ("unsorted", (&data_shuffled, &ids_shuffled)),
+        ] {
+            for planned in [false, true] {
+                for k in [1, 8, 32, 33] {
+                    for largest in [true, false] {
+                        let what =
+                            format!("{} {case} planned = {planned} k = {k} {largest}", t.name);
+                        let (want_v, want_rows) =
+                            segment_topk_reference(x, d, segment, n, k, largest);
+                        let seg = ids(segment, &t.device, k % 2 == 0);
+                        let data = f32s(x, [e, d], &t.device);
+                        let before = cube_calls();
+                        let (values, rows) = match planned {
+                            true => plan(seg, n).topk(data, k, largest),
+                            false => SegmentIds::new(seg, n).topk(data, k, largest),
+                        };
+                        let rows = read_int(rows.reshape([n * k * d]));
+                        let calls = cube_calls() - before;
+                        assert_eq!(rows, want_rows, "{what}");
+                        let got = read(values.reshape([n * k, d]));
+                        assert_close(&what, &got, &want_v, 0.0, 0.0);
+                        // (Other tests running at the same time may add calls too, so only
+                        // the kernel's own call is asserted.)
+                        if t.is_cube() && k <= 32 && (planned || case == "sorted") {
+                            assert!(calls > 0, "{what}: the host default ran");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -64,10 +64,25 @@ pub(crate) fn before<T: TopkKey>(a: T, b: T, largest: bool) -> bool {
     }
 }
 
+/// Segments of at most this many rows are ranked by counting: every pair of rows compared, the
+/// columns as vector lanes (`m²` compares a column, branch-free), where a sorted buffer would
+/// shift slots for almost every row (with `N = E / 10` a segment holds about 10 rows, and
+/// `k = 8` keeps most of them). Longer segments keep the buffer (`m · k` at most).
+const COUNT_RANKS_UP_TO: usize = 48;
+
+/// A segment's scratch: its rows, their keys `[m, d]`, and a rank per column.
+#[derive(Default)]
+struct Scratch {
+    rows: Vec<usize>,
+    keys: Vec<u64>,
+    ranks: Vec<u32>,
+    len: Vec<usize>,
+}
+
 /// Rows of the `k` largest (or smallest) values of each segment, per column, as `[N, k, d]`
-/// (segment, rank, column), -1 past a segment's rows. Ties go to the smaller row, as the rows
-/// are visited in row order and an equal value never passes an earlier one. One task per
-/// segment (any thread count, the same result).
+/// (segment, rank, column), -1 past a segment's rows. Ties go to the smaller row: a row's rank
+/// is the number of rows before it in the order, which an equal value at an earlier row is
+/// and at a later row is not. One task per segment (any thread count, the same result).
 pub(crate) fn topk_rows<T: TopkKey>(
     data: &[T],
     d: usize,
@@ -82,37 +97,122 @@ pub(crate) fn topk_rows<T: TopkKey>(
     // Larger keys rank first: the smallest values are the largest flipped keys (NaN, the top
     // key, becoming the last).
     let flip = if largest { 0 } else { u64::MAX };
+    let job = Job {
+        data,
+        d,
+        plan,
+        k,
+        flip,
+    };
     out.par_chunks_mut(k * d).enumerate().for_each_init(
-        || (Vec::with_capacity(k * d), vec![0usize; d]),
-        |(values, len): &mut (Vec<u64>, Vec<usize>), (s, rows)| {
-            values.clear();
-            values.resize(k * d, 0);
-            len.iter_mut().for_each(|l| *l = 0);
-            plan.for_rows(s, |r| {
-                for c in 0..d {
-                    let v = data[r * d + c].rank_key() ^ flip;
-                    // Column c's buffer: values[c * k..][..len[c]], best first.
-                    let (buf, m) = (c * k, len[c]);
-                    let mut p = m;
-                    while p > 0 && v > values[buf + p - 1] {
-                        p -= 1;
-                    }
-                    if p == k {
-                        continue;
-                    }
-                    let end = m.min(k - 1);
-                    for j in (p..end).rev() {
-                        values[buf + j + 1] = values[buf + j];
-                        rows[(j + 1) * d + c] = rows[j * d + c];
-                    }
-                    values[buf + p] = v;
-                    rows[p * d + c] = r as i64;
-                    len[c] = (m + 1).min(k);
-                }
-            });
+        Scratch::default,
+        |scratch: &mut Scratch, (s, rows)| {
+            let m = plan.offsets[s + 1] - plan.offsets[s];
+            if m <= COUNT_RANKS_UP_TO {
+                job.count_ranks(s, scratch, rows);
+            } else {
+                job.insert_ranks(s, scratch, rows);
+            }
         },
     );
     out
+}
+
+/// What every segment's ranking reads: the data `[E, d]`, the plan, `k` and the key flip.
+struct Job<'a, T> {
+    data: &'a [T],
+    d: usize,
+    plan: &'a CsrPlan<'a>,
+    k: usize,
+    flip: u64,
+}
+
+impl<T: TopkKey> Job<'_, T> {
+    /// [`topk_rows`] of segment `s` by counting: the rank of row `a` in column `c` is the number of
+    /// rows whose key is greater, or equal and earlier.
+    fn count_ranks(&self, s: usize, scratch: &mut Scratch, rows: &mut [i64]) {
+        let Job {
+            data,
+            d,
+            plan,
+            k,
+            flip,
+        } = *self;
+        let Scratch {
+            rows: members,
+            keys,
+            ranks,
+            ..
+        } = scratch;
+        members.clear();
+        keys.clear();
+        plan.for_rows(s, |r| {
+            members.push(r);
+            keys.extend(data[r * d..(r + 1) * d].iter().map(|v| v.rank_key() ^ flip));
+        });
+        ranks.resize(d, 0);
+        for (a, &row) in members.iter().enumerate() {
+            ranks.fill(0);
+            let ka = &keys[a * d..(a + 1) * d];
+            for b in 0..a {
+                let kb = &keys[b * d..(b + 1) * d];
+                for ((rank, &x), &y) in ranks.iter_mut().zip(ka).zip(kb) {
+                    *rank += u32::from(y >= x);
+                }
+            }
+            for b in a + 1..members.len() {
+                let kb = &keys[b * d..(b + 1) * d];
+                for ((rank, &x), &y) in ranks.iter_mut().zip(ka).zip(kb) {
+                    *rank += u32::from(y > x);
+                }
+            }
+            for (c, &rank) in ranks.iter().enumerate() {
+                if (rank as usize) < k {
+                    rows[rank as usize * d + c] = row as i64;
+                }
+            }
+        }
+    }
+
+    /// [`topk_rows`] of segment `s` through a sorted buffer of `k` per column, filled in row order.
+    fn insert_ranks(&self, s: usize, scratch: &mut Scratch, rows: &mut [i64]) {
+        let Job {
+            data,
+            d,
+            plan,
+            k,
+            flip,
+        } = *self;
+        let Scratch {
+            keys: values, len, ..
+        } = scratch;
+        values.clear();
+        values.resize(k * d, 0);
+        len.clear();
+        len.resize(d, 0);
+        plan.for_rows(s, |r| {
+            for c in 0..d {
+                let v = data[r * d + c].rank_key() ^ flip;
+                // Column c's buffer: values[c * k..][..len[c]], best first.
+                let (buf, m) = (c * k, len[c]);
+                let mut p = m;
+                while p > 0 && v > values[buf + p - 1] {
+                    p -= 1;
+                }
+                if p == k {
+                    continue;
+                }
+                let end = m.min(k - 1);
+                for j in (p..end).rev() {
+                    values[buf + j + 1] = values[buf + j];
+                    rows[(j + 1) * d + c] = rows[j * d + c];
+                }
+                values[buf + p] = v;
+                rows[p * d + c] = r as i64;
+                len[c] = (m + 1).min(k);
+            }
+        });
+    }
 }
 
 #[cfg(test)]
@@ -151,7 +251,14 @@ mod tests {
     #[test]
     fn ranks_as_a_stable_sort_does() {
         // Small integers (many ties), NaN, infinities; segments shorter and longer than k.
-        let (d, n) = (5usize, 7usize);
+        // Segments of about 43 rows (ranked by counting) and of about 150 (by insertion).
+        for n in [7usize, 2] {
+            ranks_as_a_stable_sort_with(n);
+        }
+    }
+
+    fn ranks_as_a_stable_sort_with(n: usize) {
+        let d = 5usize;
         let mut next = crate::cpu::kernels::testing::lcg(9);
         let e = 300;
         let ids: Vec<i64> = (0..e).map(|_| (next() % n) as i64).collect();
