@@ -64,6 +64,17 @@ pub enum PairWeight {
     One,
 }
 
+/// What [`PairwiseBackend::pairwise_select`] keeps per row of `x`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PairSelection {
+    /// How many columns per row.
+    pub k: usize,
+    /// The largest scores first (else the smallest).
+    pub largest: bool,
+    /// A NaN score wins outright (`amin`): the first eligible NaN is returned alone.
+    pub nan_wins: bool,
+}
+
 /// Streamed pairwise products as a Burn backend extension. The composite defaults work on
 /// every backend, in tiles of a fixed budget (never an `[N, M]` tensor); `Autodiff` recomputes
 /// the tiles in its backward pass instead of keeping them.
@@ -93,6 +104,23 @@ pub trait PairwiseBackend: Backend {
         weight: PairWeight,
     ) -> FloatTensor<Self> {
         composite::matmul::<Self>([x, y, v], [labels_x, labels_y], &spec, weight)
+    }
+
+    /// The columns of `y` whose pairs with each row of `x` rank first under `selection`
+    /// among the eligible ones: `[N, k]` in the labels' dtype, in rank order, ties to the
+    /// smaller column, NaN above every number, -1 past the eligible pairs. No gradient (the
+    /// caller recomputes the chosen scores). The default scores in f64 on the host (a read of
+    /// the inputs: a sync on a GPU).
+    #[fusion(dtype = labels_x, shape = burn::tensor::Shape::new([x[0], selection.k]))]
+    fn pairwise_select(
+        x: FloatTensor<Self>,
+        y: FloatTensor<Self>,
+        labels_x: IntTensor<Self>,
+        labels_y: IntTensor<Self>,
+        spec: PairSpec,
+        selection: PairSelection,
+    ) -> IntTensor<Self> {
+        super::select::select_on_host::<Self>([x, y], [labels_x, labels_y], &spec, selection)
     }
 
     /// The gradients of [`pairwise_matmul`](Self::pairwise_matmul) with respect to `x`, `y`
@@ -171,8 +199,6 @@ macro_rules! impl_cpu_backend {
 
 impl_cpu_backend!(burn::backend::NdArray);
 impl_cpu_backend!(burn::backend::Flex);
-#[cfg(feature = "cube")]
-impl PairwiseBackend for burn_cubecl::CubeBackend {}
 
 /// The inputs, labels, spec and weight of a tracked `pairwise_matmul`, and its output.
 type MatmulState<B> = ([FloatTensor<B>; 4], [IntTensor<B>; 2], PairSpec, PairWeight);
@@ -232,6 +258,19 @@ impl<B: PairwiseBackend, C: CheckpointStrategy> PairwiseBackend for Autodiff<B, 
                 x, y, v, labels_x, labels_y, spec, weight,
             )),
         }
+    }
+
+    // A selection carries no gradient: the inner backend's op on the untracked inputs.
+    fn pairwise_select(
+        x: FloatTensor<Self>,
+        y: FloatTensor<Self>,
+        labels_x: IntTensor<Self>,
+        labels_y: IntTensor<Self>,
+        spec: PairSpec,
+        selection: PairSelection,
+    ) -> IntTensor<Self> {
+        let [x, y] = [x, y].map(|t| t.into_primitive());
+        B::pairwise_select(x, y, labels_x, labels_y, spec, selection)
     }
 
     fn pairwise_matmul_backward(

@@ -24,17 +24,23 @@
 //!   [`composite::TILE_ELEMENTS`] elements (recomputed in the backward pass, never stored).
 //! - **Where it runs.** Sums, means, counts, logsumexp and `softmax_matmul` are one op of
 //!   [`PairwiseBackend`] with a hand-written backward: CPU kernels on NdArray and Flex (f32; one
-//!   task per output row or column, the same bits for any thread count), the tiled composite
-//!   elsewhere (wgpu: no CubeCL kernel yet);
-//!   selections (`min`, `max`, `amin`, `amax`, `topk`) choose their pairs on the host (f64
-//!   scores; one read of the inputs, a sync on a GPU) and recompute the chosen scores on the
-//!   device, so gradients reach exactly the selected pairs. A `within(r)` mask is evaluated in
-//!   the data's precision on the device and in f64 on the host: a pair at `r` to the last bit
-//!   may be treated differently by the two.
+//!   task per output row or column, the same bits for any thread count), CubeCL kernels on
+//!   wgpu under conjunction masks (one unit per output row or column, no atomics), the tiled
+//!   composite elsewhere;
+//!   selections (`min`, `max`, `amin`, `amax`, `topk`) choose their pairs with one op,
+//!   [`PairwiseBackend::pairwise_select`] — on the host by default (f64 scores; one read of the
+//!   inputs, a sync on a GPU), in a CubeCL kernel on wgpu for `k ≤ 32` under masks that are
+//!   conjunctions of a group test, bands, one excluded band and a radius (f32 scores: pairs
+//!   apart by less than f32's precision may rank as ties) — and recompute the chosen scores on
+//!   the device, so gradients reach exactly the selected pairs. A `within(r)` mask is evaluated
+//!   in the data's precision on the device and in f64 on the host: a pair at `r` to the last
+//!   bit may be treated differently by the two.
 
 mod backend;
 pub mod composite;
 mod cpu;
+#[cfg(feature = "cube")]
+mod cube;
 mod error;
 mod mask;
 pub mod reference;
@@ -43,12 +49,11 @@ mod values;
 
 use std::sync::Arc;
 
-use burn::tensor::{Int, Tensor, TensorData};
+use burn::tensor::{Int, Tensor};
 
-pub use backend::{PairScore, PairSpec, PairWeight, PairwiseBackend};
+pub use backend::{PairScore, PairSelection, PairSpec, PairWeight, PairwiseBackend};
 pub use error::PairwiseError;
 pub use mask::PairMask;
-use select::Selection;
 use values::{scores_at, unit_rows};
 
 use burn::backend::Dispatch;
@@ -326,7 +331,7 @@ impl Pairwise {
     /// The `k` largest (or smallest) scores of each row and their columns, `[N, k]` each: ties
     /// to the smaller column, NaN above every number, `∓inf` and -1 past the eligible pairs.
     pub fn topk(&self, k: usize, largest: bool) -> (Tensor<2>, Tensor<2, Int>) {
-        self.selected(Selection {
+        self.selected(PairSelection {
             k,
             largest,
             nan_wins: false,
@@ -336,7 +341,7 @@ impl Pairwise {
     /// The columns [`topk`](Self::topk) selects, `[N, k]` Int, without forming their values
     /// (what a graph constructor needs; no gradient).
     pub fn topk_columns(&self, k: usize, largest: bool) -> Tensor<2, Int> {
-        let sel = Selection {
+        let sel = PairSelection {
             k,
             largest,
             nan_wins: false,
@@ -367,7 +372,7 @@ impl Pairwise {
 
     fn first(&self, largest: bool, nan_wins: bool) -> (Tensor<1>, Tensor<1, Int>) {
         let n = self.dims().0;
-        let (values, columns) = self.selected(Selection {
+        let (values, columns) = self.selected(PairSelection {
             k: 1,
             largest,
             nan_wins,
@@ -375,8 +380,8 @@ impl Pairwise {
         (values.reshape([n]), columns.reshape([n]))
     }
 
-    /// The pairs chosen on the host, their scores recomputed on the device.
-    fn selected(&self, sel: Selection) -> (Tensor<2>, Tensor<2, Int>) {
+    /// The pairs the backend op chooses, their scores recomputed on the device.
+    fn selected(&self, sel: PairSelection) -> (Tensor<2>, Tensor<2, Int>) {
         let (x, y, spec, labels) = self.prepared();
         let columns = self.columns(&x, &y, &spec, labels, sel);
         let fill = if sel.largest {
@@ -391,25 +396,22 @@ impl Pairwise {
         )
     }
 
-    /// The columns chosen on the host, `[N, k]` Int in the labels' dtype (-1 past the eligible).
+    /// The columns the backend op chooses, `[N, k]` Int in the labels' dtype (-1 past the
+    /// eligible pairs).
     fn columns(
         &self,
         x: &Tensor<2>,
         y: &Tensor<2>,
         spec: &PairSpec,
         [lx, ly]: [Tensor<1, Int>; 2],
-        sel: Selection,
+        sel: PairSelection,
     ) -> Tensor<2, Int> {
-        let ([n, d], m, device, dtype) = (x.dims(), self.dims().1, x.device(), lx.dtype());
+        let ([n, _], m, device, dtype) = (x.dims(), self.dims().1, x.device(), lx.dtype());
         if n == 0 || sel.k == 0 || m == 0 {
             return Tensor::full([n, sel.k], -1, (&device, dtype));
         }
-        let host =
-            |t: &Tensor<2>| -> Vec<f64> { t.clone().detach().into_data().iter::<f64>().collect() };
-        let labels = |t: Tensor<1, Int>| -> Vec<i64> { t.into_data().iter::<i64>().collect() };
-        let (hx, hy) = (host(x), host(y));
-        let (hlx, hly) = (labels(lx), labels(ly));
-        let columns = select::select(&hx, &hy, d, (&hlx, &hly), spec, sel);
-        Tensor::from_data(TensorData::new(columns, [n, sel.k]), (&device, dtype))
+        let [x, y] = [x, y].map(|t| t.clone().detach().into_dispatch());
+        let (lx, ly) = (lx.into_dispatch(), ly.into_dispatch());
+        Tensor::from_dispatch(Dispatch::pairwise_select(x, y, lx, ly, spec.clone(), sel))
     }
 }

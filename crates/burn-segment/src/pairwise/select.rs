@@ -2,21 +2,16 @@
 //! keeps a sorted buffer of `k` (ties stay with the earlier row), so any thread count gives the
 //! same result. Scores are computed in f64 from the inputs (a sync on a GPU backend).
 
+use burn::backend::{
+    Backend, TensorMetadata,
+    tensor::{FloatTensor, IntTensor},
+};
+use burn::tensor::TensorData;
 use rayon::prelude::*;
 
-use super::{PairScore, PairSpec};
+use super::{PairScore, PairSelection, PairSpec};
+use crate::composite::read_host;
 use crate::cpu::kernels::before;
-
-/// What [`select`] keeps per row.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Selection {
-    /// How many rows per query.
-    pub k: usize,
-    /// The largest scores first (else the smallest).
-    pub largest: bool,
-    /// A NaN score wins outright (`amin`): the first NaN is returned alone.
-    pub nan_wins: bool,
-}
 
 /// The element types pairs are scored in: f64 on the host, f32 in the CPU kernels.
 pub(crate) trait Real:
@@ -64,6 +59,24 @@ pub(crate) fn score<T: Real>(a: &[T], b: &[T], score: PairScore) -> T {
     }
 }
 
+/// The default of `PairwiseBackend::pairwise_select`: the inputs read to the host (a copy on
+/// the CPU backends, a sync on a GPU), scored in f64 and selected by [`select`].
+pub(crate) fn select_on_host<B: Backend>(
+    [x, y]: [FloatTensor<B>; 2],
+    [lx, ly]: [IntTensor<B>; 2],
+    spec: &PairSpec,
+    sel: PairSelection,
+) -> IntTensor<B> {
+    let (device, dtype, d) = (x.device(), lx.dtype(), x.shape()[1]);
+    let what = "a pairwise selection";
+    let floats = |t| -> Vec<f64> { read_host(B::float_into_data(t), what).iter().collect() };
+    let ints = |t| -> Vec<i64> { read_host(B::int_into_data(t), what).iter().collect() };
+    let (hx, hy, hlx, hly) = (floats(x), floats(y), ints(lx), ints(ly));
+    let columns = select(&hx, &hy, d, (&hlx, &hly), spec, sel);
+    let data = TensorData::new(columns, [hlx.len(), sel.k]).convert_dtype(dtype);
+    B::int_from_data(data, &device)
+}
+
 /// The rows of `y` selected for each row of `x` (`[N, k]`, -1 past the eligible rows).
 pub(crate) fn select(
     x: &[f64],
@@ -71,7 +84,7 @@ pub(crate) fn select(
     d: usize,
     labels: (&[i64], &[i64]),
     spec: &PairSpec,
-    sel: Selection,
+    sel: PairSelection,
 ) -> Vec<i64> {
     let n = labels.0.len();
     let m = labels.1.len();

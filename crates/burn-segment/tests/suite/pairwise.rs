@@ -89,6 +89,18 @@ impl Case {
         }
     }
 
+    /// For sorted labels: the span of `y`'s rows with each row of `x`'s label.
+    fn spans(&self) -> Vec<[usize; 2]> {
+        let ly = &self.ly;
+        let bounds = |l: i64| {
+            [
+                ly.partition_point(|&t| t < l),
+                ly.partition_point(|&t| t <= l),
+            ]
+        };
+        self.lx.iter().map(|&l| bounds(l)).collect()
+    }
+
     fn reference(&self, metric: PairMetric, mask: &Option<PairMask>) -> PairwiseReference {
         let labels = Some((&self.lx[..], &self.ly[..]));
         PairwiseReference::new(&self.x, &self.y, self.d, metric, labels, mask.as_ref())
@@ -526,8 +538,8 @@ fn gradients_match_central_differences_of_the_reference() {
 #[allow(deprecated)] // NdArray: the backend whose primitives the composite runs on here
 fn cpu_kernels_equal_the_composite() {
     use burn::backend::NdArray;
+    use burn_segment::pairwise::PairwiseBackend;
     use burn_segment::pairwise::composite;
-    use burn_segment::pairwise::{PairScore, PairSpec, PairWeight, PairwiseBackend};
     #[allow(deprecated)]
     let device = Device::ndarray();
     let mut c = Case::new(9, 11, 3, 71);
@@ -536,15 +548,7 @@ fn cpu_kernels_equal_the_composite() {
     let f = |v: &[f64], shape: [usize; 2]| nd(f32s(v, shape, &device));
     let l = |v: &[i64]| nd(ints(v, [v.len()], &device, burn::tensor::DType::I64));
     let (v, grad) = (uniform(c.m * 2, 1), uniform(c.n * 3, 2));
-    let spans: Vec<[usize; 2]> =
-        c.lx.iter()
-            .map(|&l| {
-                [
-                    c.ly.partition_point(|&t| t < l),
-                    c.ly.partition_point(|&t| t <= l),
-                ]
-            })
-            .collect();
+    let spans = c.spans();
     let masks = [
         (None, None),
         (Some(PairMask::within(0.9) | PairMask::causal(1)), None),
@@ -554,37 +558,205 @@ fn cpu_kernels_equal_the_composite() {
         ),
     ];
     let host = |t| read(Tensor::<2>::from_primitive::<NdArray>(t));
-    for score in [PairScore::Dot, PairScore::SqEuclidean, PairScore::Euclidean] {
-        for (mask, column_spans) in masks.clone() {
-            for weight in [PairWeight::Score, PairWeight::Softmax, PairWeight::One] {
-                let spec = PairSpec {
-                    score,
-                    mask: mask.clone(),
-                    column_spans: column_spans.clone(),
-                };
-                let what = format!("{score:?} {mask:?} {weight:?}");
-                let inputs = || {
-                    let xyv = [f(&c.x, [c.n, c.d]), f(&c.y, [c.m, c.d]), f(&v, [c.m, 2])];
-                    (xyv, [l(&c.lx), l(&c.ly)])
-                };
-                let ([x, y, vt], [lx, ly]) = inputs();
-                let kernel = NdArray::pairwise_matmul(x, y, vt, lx, ly, spec.clone(), weight);
-                let (xyv, labels) = inputs();
-                let reference = composite::matmul::<NdArray>(xyv, labels, &spec, weight);
-                let out = host(kernel);
-                assert_close(&what, &out, &host(reference), 1e-5, 1e-5);
-                let ([x, y, vt], [lx, ly]) = inputs();
-                let (o, g) = (f(&out, [c.n, 3]), f(&grad, [c.n, 3]));
-                let k =
-                    NdArray::pairwise_matmul_backward(x, y, vt, lx, ly, spec.clone(), weight, o, g);
-                let ([x, y, vt], labels) = inputs();
-                let (o, g) = (f(&out, [c.n, 3]), f(&grad, [c.n, 3]));
-                let r =
-                    composite::matmul_backward::<NdArray>([x, y, vt, o, g], labels, &spec, weight);
-                assert_close(&format!("{what} dx"), &host(k.0), &host(r.0), 1e-4, 1e-5);
-                assert_close(&format!("{what} dy"), &host(k.1), &host(r.1), 1e-4, 1e-5);
-                assert_close(&format!("{what} dv"), &host(k.2), &host(r.2), 1e-4, 1e-5);
+    for (spec, weight) in every_spec(&masks) {
+        let what = format!("{:?} {:?} {weight:?}", spec.score, spec.mask);
+        let inputs = || {
+            let xyv = [f(&c.x, [c.n, c.d]), f(&c.y, [c.m, c.d]), f(&v, [c.m, 2])];
+            (xyv, [l(&c.lx), l(&c.ly)])
+        };
+        let ([x, y, vt], [lx, ly]) = inputs();
+        let kernel = NdArray::pairwise_matmul(x, y, vt, lx, ly, spec.clone(), weight);
+        let (xyv, labels) = inputs();
+        let reference = composite::matmul::<NdArray>(xyv, labels, &spec, weight);
+        let out = host(kernel);
+        assert_close(&what, &out, &host(reference), 1e-5, 1e-5);
+        let ([x, y, vt], [lx, ly]) = inputs();
+        let (o, g) = (f(&out, [c.n, 3]), f(&grad, [c.n, 3]));
+        let k = NdArray::pairwise_matmul_backward(x, y, vt, lx, ly, spec.clone(), weight, o, g);
+        let ([x, y, vt], labels) = inputs();
+        let (o, g) = (f(&out, [c.n, 3]), f(&grad, [c.n, 3]));
+        let r = composite::matmul_backward::<NdArray>([x, y, vt, o, g], labels, &spec, weight);
+        assert_close(&format!("{what} dx"), &host(k.0), &host(r.0), 1e-4, 1e-5);
+        assert_close(&format!("{what} dy"), &host(k.1), &host(r.1), 1e-4, 1e-5);
+        assert_close(&format!("{what} dv"), &host(k.2), &host(r.2), 1e-4, 1e-5);
+    }
+}
+
+/// Selections under conjunctions of group tests, bands, an excluded band and radii (what the
+/// wgpu kernel evaluates), with sorted groups or not, `k` up to the kernel's 32, and two masks
+/// it leaves to the host: the reference's columns and values on every backend, and on wgpu
+/// the kernel's call.
+#[test]
+fn selections_under_conjunction_masks_match_the_reference() {
+    let masks = [
+        (
+            "same & !diagonal",
+            PairMask::same_group() & !PairMask::diagonal(),
+        ),
+        (
+            "same & !diagonal & within(1.1)",
+            PairMask::same_group() & !PairMask::diagonal() & PairMask::within(1.1),
+        ),
+        (
+            "different & band(2, 1)",
+            PairMask::different_group() & PairMask::band(2, 1),
+        ),
+        (
+            "causal(0) & !band(1, 1) & causal(5)",
+            PairMask::causal(0) & !PairMask::band(1, 1) & PairMask::causal(5),
+        ),
+        // Conflicting groups: nothing is eligible (the host default).
+        (
+            "same & different",
+            PairMask::same_group() & PairMask::different_group(),
+        ),
+        // Two excluded bands: the host default.
+        (
+            "!diagonal & !band(3, 3)",
+            !PairMask::diagonal() & !PairMask::band(3, 3),
+        ),
+    ];
+    let mut c = Case::new(40, 37, 3, 21);
+    c.lx.sort();
+    c.ly.sort();
+    for t in public_targets() {
+        for (mi, metric) in METRICS.into_iter().enumerate() {
+            for (ki, (name, mask)) in masks.iter().enumerate() {
+                let mask = Some(mask.clone());
+                let r = c.reference(metric, &mask);
+                for sorted in [false, true] {
+                    if (mi + ki) % 2 == usize::from(sorted) && t.name.contains("wgpu") {
+                        continue; // lavapipe compiles a kernel per variant: half of them there
+                    }
+                    let mut p = c.pairwise(&t.device, metric, &None);
+                    if sorted {
+                        let lx = ints(&c.lx, [c.n], &t.device, burn::tensor::DType::I64);
+                        let ly = ints(&c.ly, [c.m], &t.device, burn::tensor::DType::I64);
+                        p = p.sorted_groups(lx, ly).unwrap();
+                    }
+                    let p = p.mask(mask.clone().unwrap()).unwrap();
+                    for (k, largest) in [(1, false), (7, true), (32, false)] {
+                        let what = format!("{} {metric:?} {name} sorted {sorted} k {k}", t.name);
+                        let before = cube_calls();
+                        let (values, cols) = p.topk(k, largest);
+                        let cols = read_int(cols);
+                        let calls = cube_calls() - before;
+                        let (want_v, want_c) = r.topk(k, largest);
+                        assert_eq!(cols, want_c, "{what}");
+                        assert_close(&what, &read(values), &want_v, 1e-5, 1e-5);
+                        if t.is_cube() && ki < 4 {
+                            assert!(calls > 0, "{what}: the host default ran");
+                        }
+                    }
+                }
             }
         }
     }
+}
+
+/// The CubeCL kernels (through `Fusion`) equal the composite on NdArray, forward and backward,
+/// for every score × weight under the masks they evaluate (none, a radius with a band, the
+/// same group minus the diagonal through sorted spans, a different group in a band): the
+/// kernel runs for each.
+#[cfg(feature = "cube")]
+#[test]
+#[allow(deprecated)] // NdArray: the composite's host reference
+fn cube_kernels_equal_the_composite() {
+    use burn::backend::{Dispatch, NdArray};
+    use burn_segment::pairwise::PairwiseBackend;
+    use burn_segment::pairwise::composite;
+    let mut c = Case::new(9, 11, 3, 73);
+    c.lx.sort();
+    c.ly.sort();
+    let spans = c.spans();
+    let masks = [
+        (None, None),
+        (Some(PairMask::within(0.9) & PairMask::causal(1)), None),
+        (
+            Some(PairMask::same_group() & !PairMask::diagonal()),
+            Some(std::sync::Arc::new(spans)),
+        ),
+        (
+            Some(PairMask::different_group() & PairMask::band(2, 1)),
+            None,
+        ),
+    ];
+    let (v, grad) = (uniform(c.m * 2, 3), uniform(c.n * 3, 4));
+    let cpu = Device::ndarray();
+    // (On `Autodiff` the backward op is the composite: a gradient of a gradient.)
+    let plain = |t: &Target| t.is_cube() && t.path == Path::Public && !t.name.contains("autodiff");
+    let cube_targets: Vec<Target> = targets().into_iter().filter(plain).collect();
+    assert!(!cube_targets.is_empty(), "no wgpu target");
+    for t in cube_targets {
+        let f = |v: &[f64], shape: [usize; 2]| f32s(v, shape, &t.device).into_dispatch();
+        let l = |v: &[i64]| ints(v, [v.len()], &t.device, burn::tensor::DType::I32).into_dispatch();
+        let fc = |v: &[f64], shape: [usize; 2]| nd(f32s(v, shape, &cpu));
+        let lc = |v: &[i64]| nd(ints(v, [v.len()], &cpu, burn::tensor::DType::I64));
+        let on_device = |t| read(Tensor::<2>::from_dispatch(t));
+        let on_cpu = |t| read(Tensor::<2>::from_primitive::<NdArray>(t));
+        for (spec, weight) in every_spec(&masks) {
+            let what = format!("{} {:?} {:?} {weight:?}", t.name, spec.score, spec.mask);
+            let before = cube_calls();
+            let (x, y, vt) = (f(&c.x, [c.n, c.d]), f(&c.y, [c.m, c.d]), f(&v, [c.m, 2]));
+            let (lx, ly) = (l(&c.lx), l(&c.ly));
+            let out = on_device(Dispatch::pairwise_matmul(
+                x,
+                y,
+                vt,
+                lx,
+                ly,
+                spec.clone(),
+                weight,
+            ));
+            let (x, y, vt) = (f(&c.x, [c.n, c.d]), f(&c.y, [c.m, c.d]), f(&v, [c.m, 2]));
+            let (o, g) = (f(&out, [c.n, 3]), f(&grad, [c.n, 3]));
+            let (lx, ly) = (l(&c.lx), l(&c.ly));
+            let (gx, gy, gv) =
+                Dispatch::pairwise_matmul_backward(x, y, vt, lx, ly, spec.clone(), weight, o, g);
+            let [gx, gy, gv] = [gx, gy, gv].map(on_device);
+            assert!(cube_calls() - before >= 2, "{what}: the composite ran");
+            let xyv = [fc(&c.x, [c.n, c.d]), fc(&c.y, [c.m, c.d]), fc(&v, [c.m, 2])];
+            let labels = [lc(&c.lx), lc(&c.ly)];
+            let want = composite::matmul::<NdArray>(xyv, labels, &spec, weight);
+            assert_close(&what, &out, &on_cpu(want), 1e-5, 1e-5);
+            let xyv = [fc(&c.x, [c.n, c.d]), fc(&c.y, [c.m, c.d]), fc(&v, [c.m, 2])];
+            let (o, g) = (fc(&out, [c.n, 3]), fc(&grad, [c.n, 3]));
+            let labels = [lc(&c.lx), lc(&c.ly)];
+            let [x, y, vt] = xyv;
+            let r = composite::matmul_backward::<NdArray>([x, y, vt, o, g], labels, &spec, weight);
+            assert_close(&format!("{what} dx"), &gx, &on_cpu(r.0), 1e-4, 1e-5);
+            assert_close(&format!("{what} dy"), &gy, &on_cpu(r.1), 1e-4, 1e-5);
+            assert_close(&format!("{what} dv"), &gv, &on_cpu(r.2), 1e-4, 1e-5);
+        }
+    }
+}
+
+/// The column spans of a `same_group` mask over sorted labels, if given.
+type Spans = Option<std::sync::Arc<Vec<[usize; 2]>>>;
+
+/// Every score × mask form × weight, as the kernels take them.
+fn every_spec(
+    masks: &[(Option<PairMask>, Spans)],
+) -> Vec<(
+    burn_segment::pairwise::PairSpec,
+    burn_segment::pairwise::PairWeight,
+)> {
+    use burn_segment::pairwise::{PairScore, PairSpec, PairWeight};
+    let scores = [PairScore::Dot, PairScore::SqEuclidean, PairScore::Euclidean];
+    let weights = [PairWeight::Score, PairWeight::Softmax, PairWeight::One];
+    let mut out = Vec::new();
+    for score in scores {
+        for (mask, column_spans) in masks {
+            for weight in weights {
+                let (mask, column_spans) = (mask.clone(), column_spans.clone());
+                let spec = PairSpec {
+                    score,
+                    mask,
+                    column_spans,
+                };
+                out.push((spec, weight));
+            }
+        }
+    }
+    out
 }
