@@ -9,10 +9,10 @@
 //!     --checkpoint runs/graph_classification-mutag-xu/seed-0.bpk
 //! ```
 //!
-//! `--pool sort|topk|sag` replaces the sum readout by SortPool's (Zhang et al., 2018) or pools
-//! each layer's output with TopKPooling (Gao & Ji, 2019) or SAGPooling (Lee et al., 2019),
-//! ratio 0.5, before the next layer; `--norm graph` puts GraphNorm (Cai et al., 2021) where the
-//! batch norm after each layer was. `--model gps` trains a graph transformer instead: GraphGPS
+//! `--pool mean|sort|topk|sag` replaces the sum readout by the mean or SortPool's (Zhang et
+//! al., 2018), or pools each layer's output with TopKPooling (Gao & Ji, 2019) or SAGPooling
+//! (Lee et al., 2019), ratio 0.5, before the next layer; `--norm graph` puts GraphNorm (Cai et
+//! al., 2021) where the batch norm after each layer was, and `--norm none` leaves it out. `--model gps` trains a graph transformer instead: GraphGPS
 //! (Rampášek et al., 2022; 4 layers of local GIN plus 4-head attention of each node to its
 //! own graph, batch norm), its node embeddings sum-pooled per graph. Pass the same flags with
 //! `--eval-only`.
@@ -72,7 +72,8 @@ use burn_gnn_data::{Fold, stratified_k_fold};
 use burn_gnn_graph::GraphsTuple;
 use burn_gnn_nn::{
     GinConv, GinConvConfig, GraphGps, GraphGpsConfig, GraphNorm, GraphNormConfig, SagPooling,
-    SagPoolingConfig, TopKPooling, TopKPoolingConfig, dropout, global_add_pool, global_sort_pool,
+    SagPoolingConfig, TopKPooling, TopKPoolingConfig, dropout, global_add_pool, global_mean_pool,
+    global_sort_pool,
 };
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, RunArgs, at_least, exit_with};
@@ -86,6 +87,8 @@ use common::record::{EpochBest, EpochRow, SeedResult, Setup, Summary, verify_che
 enum Pool {
     /// Sum over the nodes (Xu et al.).
     Sum,
+    /// Mean over the nodes.
+    Mean,
     /// SortPool's readout: the `--sort-k` nodes with the largest last feature, concatenated.
     Sort,
     /// Sum, after TopKPooling (ratio 0.5) has dropped half of each graph's nodes at every layer.
@@ -99,6 +102,8 @@ enum Pool {
 enum Norm {
     /// Batch norm over the batch's nodes (Xu et al.).
     Batch,
+    /// None after the layers (each GIN layer's MLP keeps its own batch norm).
+    None,
     /// GraphNorm, per graph (Cai et al., 2021).
     Graph,
 }
@@ -193,6 +198,8 @@ struct Gin0 {
     heads: Vec<Linear>,
     dropout: Dropout,
     sort_k: Option<usize>,
+    /// `--pool mean`: each layer's readout is the mean over a graph's nodes.
+    mean: bool,
     /// `--model gps`: the whole model (the fields above are then empty).
     gps: Option<GraphGps>,
 }
@@ -248,6 +255,7 @@ impl Gin0 {
                 .collect(),
             dropout: DropoutConfig::new(0.5).init(),
             sort_k: (shape.pool == Pool::Sort).then_some(shape.sort_k),
+            mean: shape.pool == Pool::Mean,
             gps,
         }
     }
@@ -258,9 +266,10 @@ impl Gin0 {
             return global_add_pool(gps.forward(x, graph), graph);
         }
         let score = |l: usize, h: Tensor<2>, g: &GraphsTuple| {
-            let pooled = match self.sort_k {
-                Some(k) => global_sort_pool(h, g, k),
-                None => global_add_pool(h, g),
+            let pooled = match (self.sort_k, self.mean) {
+                (Some(k), _) => global_sort_pool(h, g, k),
+                (None, true) => global_mean_pool(h, g),
+                (None, false) => global_add_pool(h, g),
             };
             dropout(&self.dropout, self.heads[l].forward(pooled))
         };
@@ -388,8 +397,10 @@ fn main() {
         if args.pool != Pool::Sum {
             name += &format!("-{}", lower(&args.pool));
         }
-        if args.norm != Norm::Batch {
-            name += "-graphnorm";
+        match args.norm {
+            Norm::Batch => {}
+            Norm::None => name += "-nonorm",
+            Norm::Graph => name += "-graphnorm",
         }
         PathBuf::from(name)
     });

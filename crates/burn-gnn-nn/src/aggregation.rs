@@ -3,7 +3,7 @@
 use std::str::FromStr;
 
 use burn::tensor::{Int, Tensor};
-use burn_segment::{QuantileInterpolation, SegmentIds, Segments};
+use burn_segment::{QuantileInterpolation, SegmentIds, SegmentWeights, Segments};
 
 use crate::NnError;
 
@@ -306,5 +306,68 @@ impl Aggregation {
                 1,
             ),
         }
+    }
+
+    /// [`aggregate_with`](Self::aggregate_with) with a nonnegative weight per message (edge
+    /// weights, checked once by [`SegmentWeights::new`]): `sum` is `Σ_j w_j m_j`, `mean`
+    /// `Σ_j w_j m_j / Σ_j w_j`, `var:C` / `std:C` (and `var` / `std`, `C = 0`) the weighted
+    /// variance over the total weight minus `C` (see
+    /// [`Segments::weighted_variance`](burn_segment::Segments::weighted_variance)) — each 0 for a
+    /// node whose weights total 0 (or at most `C`), as for a node without messages — and
+    /// [`Multi`](Self::Multi) of these.
+    ///
+    /// # Shapes
+    /// `messages: [E, D]`, `weights: [E]`, `index` of `E` rows -> `[index.num_segments(),
+    /// D * width()]`.
+    ///
+    /// # Errors
+    /// [`NnError::InvalidConfig`] naming an aggregation without a weighted form (max, min,
+    /// median, quantile, sort, power mean, softmax).
+    pub fn aggregate_weighted_with<S: Segments>(
+        &self,
+        messages: Tensor<2>,
+        weights: &SegmentWeights,
+        index: &S,
+    ) -> Result<Tensor<2>, NnError> {
+        let [rows, d] = messages.dims();
+        let num_nodes = index.num_segments();
+        let weighted =
+            |c: usize| nan_to_zero(index.weighted_variance(messages.clone(), weights, c));
+        Ok(match self {
+            Aggregation::Multi(list) => Tensor::cat(
+                list.iter()
+                    .map(|a| a.aggregate_weighted_with(messages.clone(), weights, index))
+                    .collect::<Result<_, _>>()?,
+                1,
+            ),
+            Aggregation::Sum
+            | Aggregation::Mean
+            | Aggregation::Var
+            | Aggregation::Std
+            | Aggregation::VarCorrected(_)
+            | Aggregation::StdCorrected(_)
+                if rows == 0 || d == 0 =>
+            {
+                Tensor::zeros([num_nodes, d], (&messages.device(), messages.dtype()))
+            }
+            Aggregation::Sum => {
+                let w = weights
+                    .weights()
+                    .clone()
+                    .cast(messages.dtype())
+                    .unsqueeze_dim(1);
+                index.sum(messages.clone() * w)
+            }
+            Aggregation::Mean => nan_to_zero(index.weighted_mean(messages.clone(), weights)),
+            Aggregation::Var => weighted(0),
+            Aggregation::Std => clamped_std(weighted(0)),
+            Aggregation::VarCorrected(c) => weighted(*c),
+            Aggregation::StdCorrected(c) => clamped_std(weighted(*c)),
+            other => {
+                return Err(NnError::InvalidConfig(format!(
+                    "the aggregation {other:?} has no weighted form (sum, mean, var[:C], std[:C])"
+                )));
+            }
+        })
     }
 }

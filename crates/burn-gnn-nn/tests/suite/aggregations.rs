@@ -130,3 +130,96 @@ fn statistics_aggregations_parse_and_reject_bad_arguments() {
         assert!(parse(bad).is_err(), "{bad}");
     }
 }
+
+/// The weighted aggregations (edge weights) against their formulas in f64: `Σ w m`,
+/// `Σ w m / Σ w`, the weighted variance over `Σ w − C` and its clamped square root, 0 for a
+/// node whose weights total 0 (node 4: one message of weight 0), no message (node 6) or at
+/// most `C`; a concatenation of them; a typed error for an aggregation without a weighted form.
+#[test]
+fn weighted_aggregations_match_their_formulas() {
+    use burn_segment::{SegmentIds, SegmentWeights};
+    let mut rng = Rng(47);
+    let (n, e, d) = (7, 24, 2);
+    let r: Vec<i64> = (0..e)
+        .map(|k| if k == 0 { 4 } else { rng.below(4) as i64 })
+        .collect();
+    let w: Vec<f64> = (0..e)
+        .map(|k| {
+            if k == 0 {
+                0.0
+            } else {
+                rng.below(5) as f64 * 0.5
+            }
+        })
+        .collect();
+    let reference = |aggr: &str, x: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        for node in 0..n {
+            for c in 0..d {
+                let msgs: Vec<(f64, f64)> = (0..e)
+                    .filter(|&k| r[k] as usize == node)
+                    .map(|k| (w[k], x[k * d + c]))
+                    .collect();
+                let total: f64 = msgs.iter().map(|m| m.0).sum();
+                let sum: f64 = msgs.iter().map(|(w, x)| w * x).sum();
+                let mean = sum / total;
+                let var = |corr: f64| {
+                    let sq: f64 = msgs.iter().map(|(w, x)| w * (x - mean).powi(2)).sum();
+                    if total <= corr {
+                        0.0
+                    } else {
+                        sq / (total - corr)
+                    }
+                };
+                out.push(match aggr {
+                    "sum" => sum,
+                    _ if total == 0.0 => 0.0,
+                    "mean" => mean,
+                    "var" => var(0.0),
+                    "std:1" => {
+                        let v = var(1.0);
+                        if v <= 1e-5 { 0.0 } else { v.sqrt() }
+                    }
+                    other => panic!("no reference for {other}"),
+                });
+            }
+        }
+        out
+    };
+    for (name, dev) in forward_devices() {
+        let (xv, x) = random_x(&mut rng, e, d, &dev);
+        let index = SegmentIds::new(ints(&r, &dev), n);
+        let weights = SegmentWeights::new(floats(&w, [e, 1], &dev).reshape([e])).unwrap();
+        for aggr in ["sum", "mean", "var", "std:1"] {
+            let a: Aggregation = aggr.parse().unwrap();
+            let got = host(
+                a.aggregate_weighted_with(x.clone(), &weights, &index)
+                    .unwrap(),
+            );
+            assert_close(
+                &got,
+                &reference(aggr, &xv),
+                1e-5,
+                &format!("{aggr} on {name}"),
+            );
+        }
+        let both = Aggregation::multi(&["sum", "mean"]).unwrap();
+        let got = host(
+            both.aggregate_weighted_with(x.clone(), &weights, &index)
+                .unwrap(),
+        );
+        let (sum, mean) = (reference("sum", &xv), reference("mean", &xv));
+        let want: Vec<f64> = (0..n)
+            .flat_map(|node| {
+                let row = |v: &[f64]| v[node * d..(node + 1) * d].to_vec();
+                [row(&sum), row(&mean)].concat()
+            })
+            .collect();
+        assert_close(&got, &want, 1e-5, &format!("sum + mean on {name}"));
+        let max: Aggregation = "max".parse().unwrap();
+        assert!(
+            max.aggregate_weighted_with(x, &weights, &index).is_err(),
+            "max has no weighted form ({name})"
+        );
+    }
+}
