@@ -2,7 +2,8 @@
 # The GPU checks, on a machine with an NVIDIA GPU, in under 8 minutes: the segment suite on the
 # CUDA targets (every op against its reference, gradients, plans), then the segment, gnn and
 # pairwise benches on CUDA, short criterion settings, next to `device_triad` (the device's own
-# copy bandwidth). Figures go to $OUT (default gpu-results/), one log per step.
+# copy bandwidth), then the peers on the same cells where python3 has them (torch / PyG, JAX:
+# benches/peers/gpu_peers.py). Figures go to $OUT (default gpu-results/), one log per step.
 #
 #   benches/gpu.sh                 # builds what it runs (cargo, --features cuda, release)
 #   benches/gpu.sh target/gpu-bin  # runs prebuilt binaries: suite, segment, gnn, pairwise
@@ -52,7 +53,7 @@ short=(--warm-up-time 0.3 --measurement-time 1 --sample-size 10)
 step() { # name, timeout in seconds, command... (skipped when its binary is missing)
     local name=$1 limit=$2
     shift 2
-    if [ ! -x "$1" ]; then
+    if ! command -v "$1" >/dev/null; then
         echo "== $name: no $1, skipped"
         return
     fi
@@ -63,14 +64,21 @@ step() { # name, timeout in seconds, command... (skipped when its binary is miss
     local rc=$?
     set -e
     echo "   exit $rc, $((SECONDS - start)) s"
-    grep -E "^test result|FAILED|panicked|^[a-z_]+/.*|time:" "$OUT/$name.log" | tail -40 || true
+    grep -E "^test result|FAILED|panicked|^[a-z_]+/.*|time:|^(torch|jax) " "$OUT/$name.log" | tail -80 || true
 }
 # The CUDA targets only (the CPU targets are CI's).
-BURN_GNN_CUDA_TESTS=1 BURN_GNN_ONLY_TARGETS=cuda step tests 180 "$BIN/suite" --test-threads 4
-SEGMENT_BENCH_BACKEND=cuda step segment 150 "$BIN/segment" --bench \
-    '^(device_triad|segment/(sum|max|softmax)/(sorted|random)/E=(1000000|10000000),D=(16|64)$|spmm/E=10000000)' \
+BURN_GNN_CUDA_TESTS=1 BURN_GNN_ONLY_TARGETS=cuda step tests 150 "$BIN/suite" --test-threads 12
+# i32 ids, the CubeCL backends' default Int dtype (JAX's too).
+SEGMENT_BENCH_BACKEND=cuda SEGMENT_BENCH_IDS=i32 step segment 110 "$BIN/segment" --bench \
+    '^(device_triad|segment/(sum|max|max_values|softmax)/(sorted|random)/E=(1000000|10000000),D=(16|64)$|spmm/E=10000000)' \
     "${short[@]}"
-GNN_BENCH_BACKEND=cuda GNN_BENCH_GRAPHS=er step gnn 150 "$BIN/gnn" --bench \
-    '^(cora_epoch/|conv/[a-z_]+/E=(100000|1000000)$)' "${short[@]}"
-PAIRWISE_BENCH_BACKEND=cuda step pairwise 90 "$BIN/pairwise" --bench 'attention' "${short[@]}"
+GNN_BENCH_BACKEND=cuda GNN_BENCH_IDS=i32 GNN_BENCH_GRAPHS=er GNN_BENCH_MAX_E=1000000 step gnn 90 \
+    "$BIN/gnn" --bench '^(cora_epoch/|conv/(gcn|gat|sage)/E=(100000|1000000)$)' "${short[@]}"
+PAIRWISE_BENCH_BACKEND=cuda step pairwise 45 "$BIN/pairwise" --bench 'attention' "${short[@]}"
+if python3 -c 'import torch_geometric' 2>/dev/null; then
+    step peers_torch 60 python3 benches/peers/gpu_peers.py torch "$OUT/peers_torch.csv"
+fi
+if python3 -c 'import jax' 2>/dev/null; then
+    step peers_jax 60 python3 benches/peers/gpu_peers.py jax "$OUT/peers_jax.csv"
+fi
 echo "logs in $OUT"

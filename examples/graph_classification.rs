@@ -12,10 +12,10 @@
 //! `--pool mean|sort|topk|sag` replaces the sum readout by the mean or SortPool's (Zhang et
 //! al., 2018), or pools each layer's output with TopKPooling (Gao & Ji, 2019) or SAGPooling
 //! (Lee et al., 2019), ratio 0.5, before the next layer; `--norm graph` puts GraphNorm (Cai et
-//! al., 2021) where the batch norm after each layer was, and `--norm none` leaves it out. `--model gps` trains a graph transformer instead: GraphGPS
-//! (Rampášek et al., 2022; 4 layers of local GIN plus 4-head attention of each node to its
-//! own graph, batch norm), its node embeddings sum-pooled per graph. Pass the same flags with
-//! `--eval-only`.
+//! al., 2021) where the batch norm after each layer was, and `--norm none` leaves it out.
+//! `--model gps` trains a graph transformer instead: GraphGPS (Rampášek et al., 2022; 4 layers
+//! of local GIN plus 4-head attention of each node to its own graph, batch norm), its node
+//! embeddings sum-pooled per graph. Pass the same flags with `--eval-only`.
 //!
 //! The model (Xu et al.'s code): 4 GIN-0 layers after the input layer (the paper's "5 GNN
 //! layers, including the input layer"), each a 2-layer MLP with batch norm followed by batch
