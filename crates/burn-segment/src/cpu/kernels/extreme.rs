@@ -335,6 +335,12 @@ mod tests {
                         "{level:?} {extreme:?} shuffled: {shuffled}"
                     );
                 }
+                // Values only: the same bits.
+                for level in [Level::Base, Level::Avx2, Level::Avx512] {
+                    let simd = Simd::detect().at_most(level);
+                    let v = reduce_extreme_values::<f32>(simd, Alloc::Vec, rows, plan, extreme);
+                    assert_eq!(bits(&v), bits(&want_v), "values, {level:?} {extreme:?}");
+                }
             }
         });
     }
