@@ -9,7 +9,9 @@
 #   benches/gpu.sh target/gpu-bin  # runs prebuilt binaries: suite, segment, gnn, pairwise
 #
 # Building with `--features cuda` needs no GPU or CUDA toolkit. The binaries are large (100-160
-# MB; 17-21 MB each with `strip` and `xz`); a directory of `*.xz` is unpacked first.
+# MB; 17-21 MB each with `strip` and `xz`); a directory of `*.xz` is unpacked first. A 64 MiB
+# transfer takes three of them beside the tree (suite, segment, gnn; a missing one is skipped),
+# and the logs and CSVs are nine files: tar $OUT where fewer files may come back.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-results}
