@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem, pick_bits};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::CsrPlan;
-use super::{Rows, chunk_tree, is_long, per_segment};
+use super::{Rows, chunk_tree, is_long};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Level, Simd, simd_dispatch};
 
@@ -108,51 +108,6 @@ pub fn reduce_extreme<T: Elem, I: IdElem>(
     }
 }
 
-/// Max or min of each segment, values only: [`reduce_extreme`]'s values, without tracking or
-/// writing the arguments.
-pub fn reduce_extreme_values<T: Elem>(
-    simd: Simd,
-    alloc: Alloc,
-    rows: Rows<T>,
-    plan: &CsrPlan,
-    extreme: Extreme,
-) -> Out<T> {
-    match extreme {
-        Extreme::Max => extreme_values_with::<T, true>(simd, alloc, rows, plan),
-        Extreme::Min => extreme_values_with::<T, false>(simd, alloc, rows, plan),
-    }
-}
-
-fn extreme_values_with<T: Elem, const MAX: bool>(
-    simd: Simd,
-    alloc: Alloc,
-    rows: Rows<T>,
-    plan: &CsrPlan,
-) -> Out<T> {
-    let d = rows.width();
-    let init = if MAX { T::LOWEST } else { T::HIGHEST };
-    let fold = |slots: Range<usize>, val: &mut [T]| {
-        let first = plan.row_at(slots.start);
-        val.copy_from_slice(rows.row(first));
-        let none = &mut vec![NoArg; d];
-        fold_slots_simd::<T, NoArg, MAX>(simd, rows, plan, slots, first, val, none);
-    };
-    per_segment(alloc, plan, d, init, |s, val| {
-        if plan.slots(s).is_empty() {
-            return;
-        }
-        if !is_long(plan, s) {
-            return fold(plan.slots(s), val);
-        }
-        let part = |slots| {
-            let mut v = vec![init; d];
-            fold(slots, &mut v);
-            (v, vec![NoArg; d])
-        };
-        val.copy_from_slice(&chunk_tree(plan, s, part, combine::<T, NoArg, MAX>).0);
-    })
-}
-
 fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
     simd: Simd,
     alloc: Alloc,
@@ -226,7 +181,7 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
 
 /// The extremes of two chunks, the left one's rows first: the rule of [`fold_row`] per column,
 /// so the result is the one a single pass in row order finds.
-fn combine<T: Elem, A: ArgIndex, const MAX: bool>(
+pub(super) fn combine<T: Elem, A: ArgIndex, const MAX: bool>(
     (mut val, mut arg): (Vec<T>, Vec<A>),
     (right_val, right_arg): (Vec<T>, Vec<A>),
 ) -> (Vec<T>, Vec<A>) {
@@ -300,6 +255,7 @@ simd_dispatch!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::kernels::reduce_extreme_values;
     use crate::cpu::kernels::testing::{bits, for_each_isa_case};
 
     #[test]

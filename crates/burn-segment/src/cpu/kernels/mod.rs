@@ -7,6 +7,7 @@
 
 mod elem;
 mod extreme;
+mod extreme_values;
 mod fused;
 mod plan;
 mod quantile;
@@ -25,7 +26,8 @@ use output::{Alloc, Out, assume_written, output_unwritten};
 use plan::{TO_L2, prefetch_bytes};
 
 pub(crate) use elem::{Elem, FloatElem, IdElem};
-pub(crate) use extreme::{extreme_simd, reduce_extreme, reduce_extreme_values};
+pub(crate) use extreme::{extreme_simd, reduce_extreme};
+pub(crate) use extreme_values::reduce_extreme_values;
 pub(crate) use fused::{Attention, sddmm, spmm};
 pub(crate) use plan::{CsrPlan, bad_id, try_scan_ids};
 pub(crate) use quantile::quantile_rows;
@@ -54,6 +56,35 @@ pub(super) fn per_segment<T: Copy + Send + Sync>(
                 row.iter_mut().for_each(|x| _ = x.write(init));
                 // SAFETY: every element of the row was written just above.
                 f(s, unsafe { assume_init_mut(row) })
+            });
+    }
+    // SAFETY: the loop above wrote every row (with `d == 0` there are no elements).
+    unsafe { assume_written(out) }
+}
+
+/// [`per_segment`] for kernels that fold a run of consecutive segments in one call:
+/// `f(segments, rows)` gets the run's rows of the output (each set to `init`), so the per-call
+/// costs (instruction-set dispatch, rayon's per-item step) are paid once per run of about
+/// 64 KiB of rows ([`CsrPlan::min_len`]) rather than once per segment.
+pub(super) fn per_segment_run<T: Copy + Send + Sync>(
+    alloc: Alloc,
+    plan: &CsrPlan,
+    d: usize,
+    init: T,
+    f: impl Fn(Range<usize>, &mut [T]) + Sync,
+) -> Out<T> {
+    let mut out = output_unwritten::<T>(alloc, plan.num_segments() * d);
+    if d > 0 {
+        let run = plan.min_len(d);
+        out.par_chunks_mut(d * run)
+            .enumerate()
+            .for_each(|(k, rows)| {
+                rows.iter_mut().for_each(|x| _ = x.write(init));
+                let first = k * run;
+                // SAFETY: every element of the run was written just above.
+                f(first..first + rows.len() / d, unsafe {
+                    assume_init_mut(rows)
+                })
             });
     }
     // SAFETY: the loop above wrote every row (with `d == 0` there are no elements).
@@ -102,6 +133,28 @@ pub(super) fn chunk_tree<P: Send>(
         parts = next;
     }
     parts.pop().expect("a segment with rows has a chunk")
+}
+
+/// Calls `f` with columns `j0..j0 + W` of each row at CSR positions `slots`, in order: for
+/// sorted ids over contiguous rows as one span (no index or bounds check per row), else through
+/// the plan with prefetches.
+#[inline(always)]
+pub(super) fn for_block<T: Copy, const W: usize>(
+    rows: Rows<T>,
+    plan: &CsrPlan,
+    slots: Range<usize>,
+    j0: usize,
+    mut f: impl FnMut(&[T; W]),
+) {
+    fn block<T, const W: usize>(x: &[T]) -> &[T; W] {
+        x.try_into().expect("a full block")
+    }
+    match rows.span(slots.clone()).filter(|_| plan.is_sorted()) {
+        Some(span) => span
+            .chunks_exact(rows.width())
+            .for_each(|x| f(block(&x[j0..j0 + W]))),
+        None => plan.for_slots_prefetch(slots, rows, |r| f(block(rows.cols(r, j0..j0 + W)))),
+    }
 }
 
 /// `row` as the `T`s it holds.
@@ -240,47 +293,7 @@ impl<T> RowsPtr<T> {
 
 /// Test data shared by the kernels' unit tests.
 #[cfg(test)]
-mod testing {
-    use super::{CsrPlan, Rows};
-
-    /// A pseudo-random sequence (64-bit LCG, high bits).
-    pub(super) fn lcg(seed: u64) -> impl FnMut() -> usize {
-        let mut state = seed;
-        move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize
-        }
-    }
-
-    /// The bits of each value, every NaN alike.
-    pub(super) fn bits(v: &[f32]) -> Vec<u32> {
-        v.iter()
-            .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
-            .collect()
-    }
-
-    /// Runs `check(rows, plan, shuffled)` on `900 × 37` values drawn by `value` (37 columns:
-    /// two full blocks of 16, vector bodies, and a remainder) and ids into 60 segments, the last
-    /// five empty: first shuffled, then sorted.
-    pub(super) fn for_each_isa_case(
-        seed: u64,
-        value: impl Fn(usize) -> f32,
-        mut check: impl FnMut(Rows<f32>, &CsrPlan, bool),
-    ) {
-        let (d, n, rows) = (37usize, 60usize, 900usize);
-        let mut next = lcg(seed);
-        let data: Vec<f32> = (0..rows * d).map(|_| value(next())).collect();
-        let mut ids: Vec<i64> = (0..rows).map(|_| (next() % (n - 5)) as i64).collect();
-        for shuffled in [true, false] {
-            if !shuffled {
-                ids.sort_unstable();
-            }
-            check(Rows::new(&data, d), &CsrPlan::new(&ids, n), shuffled);
-        }
-    }
-}
+mod testing;
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@ use core::ops::Range;
 use super::elem::{Elem, IdElem};
 use super::output::{Alloc, Out};
 use super::plan::{CsrPlan, TO_L2, prefetch_bytes};
-use super::{Rows, chunk_tree, is_long, per_segment};
+use super::{Rows, chunk_tree, for_block, is_long, per_segment, per_segment_run};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
 /// Sum of each segment's rows, 0 for empty ones, with the per-segment body compiled for `simd`
@@ -13,37 +13,96 @@ use crate::cpu::simd::{Simd, simd_dispatch};
 /// rows, chunk by chunk in parallel and combined in [`chunk_tree`]'s fixed tree.
 pub fn reduce_sum<T: Elem>(simd: Simd, alloc: Alloc, rows: Rows<T>, plan: &CsrPlan) -> Out<T> {
     let d = rows.width();
-    per_segment(alloc, plan, d, T::ZERO, |s, acc| {
-        if !is_long(plan, s) {
-            return add_slots_simd(simd, rows, plan, plan.slots(s), acc);
+    per_segment_run(alloc, plan, d, T::ZERO, |segments, out| {
+        add_run_simd(simd, rows, plan, segments.clone(), out);
+        for (s, acc) in segments.zip(out.chunks_exact_mut(d)) {
+            if !is_long(plan, s) {
+                continue;
+            }
+            let sum = |slots| {
+                let mut part = vec![T::ZERO; d];
+                add_slots_simd(simd, rows, plan, slots, &mut part);
+                part
+            };
+            acc.copy_from_slice(&chunk_tree(plan, s, sum, |mut l, r| {
+                l.iter_mut().zip(r).for_each(|(a, b)| *a = a.add(b));
+                l
+            }));
         }
-        let sum = |slots| {
-            let mut part = vec![T::ZERO; d];
-            add_slots_simd(simd, rows, plan, slots, &mut part);
-            part
-        };
-        acc.copy_from_slice(&chunk_tree(plan, s, sum, |mut l, r| {
-            l.iter_mut().zip(r).for_each(|(a, b)| *a = a.add(b));
-            l
-        }));
     })
 }
 
+/// Adds the rows of each short segment of `segments` into its row of `out`, in row order
+/// (the long ones are left for [`chunk_tree`]).
+#[inline(always)]
+fn add_run<T: Elem>(rows: Rows<T>, plan: &CsrPlan, segments: Range<usize>, out: &mut [T]) {
+    for (s, acc) in segments.zip(out.chunks_exact_mut(rows.width())) {
+        if !is_long(plan, s) {
+            add_slots(rows, plan, plan.slots(s), acc);
+        }
+    }
+}
+
+simd_dispatch!(
+    /// [`add_run`] compiled for `simd`.
+    fn add_run_simd = add_run [T: Elem] [T] (
+        rows: Rows<T>,
+        plan: &CsrPlan,
+        segments: Range<usize>,
+        out: &mut [T],
+    )
+);
+
 /// Folds the rows at CSR positions `slots` into `acc` by addition, in row order.
+///
+/// The columns go in blocks of 256 bytes (then 32, 16, 8, 4, 2, 1 values) held in registers
+/// for all the rows: adding each row into `acc` in memory made every row wait for the previous
+/// row's store of the same values. Each column still adds its rows in row order, so the bits
+/// are those of one pass.
 #[inline(always)]
 fn add_slots<T: Elem>(rows: Rows<T>, plan: &CsrPlan, slots: Range<usize>, acc: &mut [T]) {
-    // Sorted ids over contiguous rows: the slots are the rows themselves, one span.
-    if let Some(span) = rows.span(slots.clone()).filter(|_| plan.is_sorted()) {
-        for x in span.chunks_exact(rows.width()) {
-            acc.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v));
+    let (d, mut j0) = (rows.width(), 0);
+    let block = if core::mem::size_of::<T>() <= 4 {
+        64
+    } else {
+        32
+    };
+    while j0 + block <= d {
+        match block {
+            64 => add_cols::<T, 64>(rows, plan, slots.clone(), acc, j0),
+            _ => add_cols::<T, 32>(rows, plan, slots.clone(), acc, j0),
         }
-        return;
+        j0 += block;
     }
-    plan.for_slots_prefetch(slots, rows, |r| {
-        acc.iter_mut()
-            .zip(rows.row(r))
-            .for_each(|(a, &v)| *a = a.add(v));
-    })
+    for w in [32, 16, 8, 4, 2, 1] {
+        if j0 + w <= d {
+            match w {
+                32 => add_cols::<T, 32>(rows, plan, slots.clone(), acc, j0),
+                16 => add_cols::<T, 16>(rows, plan, slots.clone(), acc, j0),
+                8 => add_cols::<T, 8>(rows, plan, slots.clone(), acc, j0),
+                4 => add_cols::<T, 4>(rows, plan, slots.clone(), acc, j0),
+                2 => add_cols::<T, 2>(rows, plan, slots.clone(), acc, j0),
+                _ => add_cols::<T, 1>(rows, plan, slots.clone(), acc, j0),
+            }
+            j0 += w;
+        }
+    }
+}
+
+/// Adds columns `j0..j0 + W` of the rows at CSR positions `slots` into `acc`, in row order.
+#[inline(always)]
+fn add_cols<T: Elem, const W: usize>(
+    rows: Rows<T>,
+    plan: &CsrPlan,
+    slots: Range<usize>,
+    acc: &mut [T],
+    j0: usize,
+) {
+    let mut a: [T; W] = acc[j0..j0 + W].try_into().expect("a full block");
+    for_block(rows, plan, slots, j0, |x: &[T; W]| {
+        a.iter_mut().zip(x).for_each(|(a, &v)| *a = a.add(v))
+    });
+    acc[j0..j0 + W].copy_from_slice(&a);
 }
 
 simd_dispatch!(
@@ -216,7 +275,7 @@ pub fn count<I: IdElem>(plan: &CsrPlan) -> Vec<I> {
 mod tests {
     use super::*;
     use crate::cpu::kernels::Rows;
-    use crate::cpu::kernels::testing::{bits, for_each_isa_case};
+    use crate::cpu::kernels::testing::{bits, for_each_isa_case, for_each_width};
     use crate::cpu::simd::Level;
 
     #[test]
@@ -233,6 +292,29 @@ mod tests {
             for level in [Level::Avx2, Level::Avx512] {
                 let got = reduce_sum(Simd::detect().at_most(level), Alloc::Vec, rows, plan);
                 assert_eq!(bits(&got), bits(&want), "{level:?} shuffled: {shuffled}");
+            }
+        });
+    }
+
+    #[test]
+    fn sums_add_each_column_in_row_order_at_every_width() {
+        // Against a scalar sum of each column in row order: the column blocks cover every
+        // column once and keep the order, so the bits are equal.
+        let value = |k: usize| (k % 1000) as f32 / 7.0 - 70.0;
+        for_each_width(5, value, |rows, plan, column| {
+            let d = rows.width();
+            for level in [Level::Base, Level::Avx2, Level::Avx512] {
+                let got = reduce_sum(Simd::detect().at_most(level), Alloc::Vec, rows, plan);
+                for s in 0..plan.num_segments() {
+                    let want: Vec<f32> = (0..d)
+                        .map(|c| column(s, c).iter().fold(0.0, |a, &v| a + v))
+                        .collect();
+                    assert_eq!(
+                        bits(&got[s * d..(s + 1) * d]),
+                        bits(&want),
+                        "d {d} {level:?}"
+                    );
+                }
             }
         });
     }
