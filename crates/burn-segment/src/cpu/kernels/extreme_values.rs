@@ -176,7 +176,13 @@ mod tests {
             3 => f32::NEG_INFINITY,
             k => (k % 5) as f32 - 2.0,
         };
-        let with_nan = |k: usize| if k.is_multiple_of(97) { f32::NAN } else { plain(k) };
+        let with_nan = |k: usize| {
+            if k.is_multiple_of(97) {
+                f32::NAN
+            } else {
+                plain(k)
+            }
+        };
         for (seed, value) in [(7, &plain as &dyn Fn(usize) -> f32), (8, &with_nan)] {
             for_each_width(seed, value, |rows, plan, column| {
                 let d = rows.width();
