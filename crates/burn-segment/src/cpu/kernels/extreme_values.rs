@@ -11,8 +11,8 @@ use super::{Rows, chunk_tree, for_block, is_long, per_segment_run};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Simd, simd_dispatch};
 
-/// Max or min of each segment, values only: [`reduce_extreme`]'s values, without tracking or
-/// writing the arguments.
+/// Max or min of each segment, values only: [`super::reduce_extreme`]'s values, without
+/// tracking or writing the arguments.
 pub fn reduce_extreme_values<T: Elem>(
     simd: Simd,
     alloc: Alloc,
@@ -107,7 +107,7 @@ fn values<T: Elem, const MAX: bool>(
 }
 
 /// Folds columns `j0..j0 + W` of the rows at `slots` into `val`. Without a NaN the rule is a
-/// plain compare-and-select (one max / min instruction), and a running sum notes whether a NaN
+/// plain compare-and-select (a max / min instruction where the compiler finds one), and a running sum notes whether a NaN
 /// was seen (it is NaN then; `inf - inf` also makes it NaN, harmlessly): a block that saw one
 /// is folded again by [`fold_row`]'s full rule. Either way the bits are [`fold_row`]'s.
 #[inline(always)]
