@@ -86,8 +86,9 @@
 //!   in chunks of 4,096 rows in parallel whose partials combine in a binary tree fixed by the
 //!   segment's length (so one huge segment uses every core), with no atomics. Sorted ids are
 //!   detected in the same O(E) pass that checks the ranges and skip the counting sort;
-//!   unplanned sums and extremes over unsorted ids with narrow rows skip it too, folding
-//!   cache-sized buckets of segments in row order (the same bits). On wgpu,
+//!   unplanned sums and extremes over unsorted ids with narrow rows skip it too (on up to
+//!   four threads): each thread streams every row in row order and folds those of its own
+//!   range of segments (the same bits). On wgpu,
 //!   sorted ids take CSR kernels that reduce in row order (sums bitwise equal to the CPU
 //!   kernels' for segments of up to 4,096 rows), and so do unsorted ids through a
 //!   [`SegmentPlan`] (its permutation puts the rows in grouped order first: planned sums,

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{DType, Shape};
 
-use super::kernels::{self, Buckets, CsrPlan, Elem, FloatElem, IdElem};
+use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem};
 use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
 use crate::backend::flat_rows;
@@ -33,21 +33,31 @@ pub fn unplanned_calls_on_this_thread() -> u64 {
 pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> CsrPlan<'static> {
     match read_ids(ids, num_segments, 0) {
         Given::Csr(plan) => plan,
-        Given::Bucketed(..) => unreachable!("rows of no bytes are never bucketed"),
+        Given::Scattered(..) => unreachable!("rows of no bytes are never scattered"),
     }
 }
 
-/// The ids of an unplanned sum, max or min, scanned once: a CSR plan, or buckets where they are
-/// unsorted and the rows narrow (no plan to build; see `kernels::Buckets`).
+/// The ids of an unplanned sum, max or min, scanned once: a CSR plan, or the ids themselves where
+/// they are unsorted and the rows narrow (no plan to build; see `kernels::scatters`).
 pub(super) enum Given<'a> {
     Csr(CsrPlan<'static>),
-    Bucketed(BucketIds<'a>, Buckets),
+    Scattered(ScatterIds<'a>),
 }
 
-/// Ids read for the bucketed kernels, in their own dtype.
-pub(super) enum BucketIds<'a> {
+/// Ids read for the scatter kernels, in their own dtype.
+pub(super) enum ScatterIds<'a> {
     I32(Cow<'a, [i32]>),
     I64(Cow<'a, [i64]>),
+}
+
+impl ScatterIds<'_> {
+    /// Number of ids.
+    fn len(&self) -> usize {
+        match self {
+            ScatterIds::I32(ids) => ids.len(),
+            ScatterIds::I64(ids) => ids.len(),
+        }
+    }
 }
 
 /// The ids of `data` (`[E, ...]`) for an unplanned sum, max or min over `num_segments`.
@@ -67,19 +77,28 @@ fn read_ids<T: CpuTensor>(ids: &T, num_segments: usize, row_bytes: usize) -> Giv
         ids: Cow<'a, [I]>,
         n: usize,
         row_bytes: usize,
-        wrap: fn(Cow<'a, [I]>) -> BucketIds<'a>,
+        wrap: fn(Cow<'a, [I]>) -> ScatterIds<'a>,
     ) -> Given<'a> {
         let sorted =
             kernels::try_scan_ids(&ids, n).unwrap_or_else(|(row, id)| kernels::bad_id(row, id, n));
-        if sorted || !Buckets::serve(ids.len(), row_bytes) {
+        if sorted || !kernels::scatters(ids.len(), row_bytes) {
             return Given::Csr(CsrPlan::scanned(&ids, n, sorted));
         }
-        let buckets = Buckets::new(&ids, n, row_bytes);
-        Given::Bucketed(wrap(ids), buckets)
+        Given::Scattered(wrap(ids))
     }
     match ids.dtype() {
-        DType::I64 => scan(ids.values::<i64>(), num_segments, row_bytes, BucketIds::I64),
-        DType::I32 => scan(ids.values::<i32>(), num_segments, row_bytes, BucketIds::I32),
+        DType::I64 => scan(
+            ids.values::<i64>(),
+            num_segments,
+            row_bytes,
+            ScatterIds::I64,
+        ),
+        DType::I32 => scan(
+            ids.values::<i32>(),
+            num_segments,
+            row_bytes,
+            ScatterIds::I32,
+        ),
         other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
     }
 }
@@ -90,8 +109,8 @@ macro_rules! by_dtypes {
         macro_rules! by_id {
             ($e:ty) => {
                 match $ids {
-                    BucketIds::I32(i) => $go::<$e, i32, T>(&$data, i, $($rest),*),
-                    BucketIds::I64(i) => $go::<$e, i64, T>(&$data, i, $($rest),*),
+                    ScatterIds::I32(i) => $go::<$e, i32, T>(&$data, i, $($rest),*),
+                    ScatterIds::I64(i) => $go::<$e, i64, T>(&$data, i, $($rest),*),
                 }
             };
         }
@@ -105,38 +124,34 @@ macro_rules! by_dtypes {
     }};
 }
 
-/// Sum, max or min (values only) over bucketed ids.
-pub(super) fn reduce_bucketed<T: CpuTensor>(
+/// Sum, max or min (values only) over unsorted ids, without a plan.
+pub(super) fn reduce_scattered<T: CpuTensor>(
     data: T,
-    ids: &BucketIds,
-    buckets: &Buckets,
+    ids: &ScatterIds,
     num_segments: usize,
     op: SegmentReduction,
 ) -> T {
     let (e, _, shape) = flat_rows(&data.shape(), num_segments);
-    check_len(e, buckets.num_rows());
+    check_len(e, ids.len());
     fn go<E: CpuElem + Elem, I: IdElem, T: CpuTensor>(
         data: &T,
         ids: &[I],
-        b: &Buckets,
         (n, op): (usize, SegmentReduction),
         s: Shape,
     ) -> T {
         let rows = data.rows::<E>();
         let values = rows.view();
         let out = match op {
-            SegmentReduction::Sum => {
-                kernels::bucket_sum(Simd::detect(), T::ALLOC, values, ids, n, b)
-            }
+            SegmentReduction::Sum => kernels::scatter_sum(Simd::detect(), T::ALLOC, values, ids, n),
             SegmentReduction::Max | SegmentReduction::Min => {
-                let (simd, which) = (kernels::extreme_simd(), extreme_of(op));
-                kernels::bucket_extreme_values(simd, T::ALLOC, values, ids, n, b, which)
+                let (simd, which) = (Simd::detect(), extreme_of(op));
+                kernels::scatter_extreme_values(simd, T::ALLOC, values, ids, n, which)
             }
             SegmentReduction::Prod => unreachable!("products take the CSR path"),
         };
         T::from_out(out, s)
     }
-    by_dtypes!(go, data, ids, (buckets, (num_segments, op), shape))
+    by_dtypes!(go, data, ids, ((num_segments, op), shape))
 }
 
 /// The extreme a max or min reduction computes.
@@ -147,29 +162,27 @@ fn extreme_of(op: SegmentReduction) -> SegmentExtreme {
     }
 }
 
-/// Max / min with arguments (in the ids' dtype) over bucketed ids.
-pub(super) fn extreme_bucketed<T: CpuTensor>(
+/// Max / min with arguments (in the ids' dtype) over unsorted ids, without a plan.
+pub(super) fn extreme_scattered<T: CpuTensor>(
     data: T,
-    ids: &BucketIds,
-    buckets: &Buckets,
+    ids: &ScatterIds,
     num_segments: usize,
     which: SegmentExtreme,
 ) -> (T, T) {
     let (e, _, shape) = flat_rows(&data.shape(), num_segments);
-    check_len(e, buckets.num_rows());
+    check_len(e, ids.len());
     fn go<E: CpuElem + Elem, I: CpuElem + IdElem, T: CpuTensor>(
         data: &T,
         ids: &[I],
-        b: &Buckets,
         (n, which): (usize, SegmentExtreme),
         s: Shape,
     ) -> (T, T) {
         let values = data.rows::<E>();
-        let simd = kernels::extreme_simd();
-        let (v, a) = kernels::bucket_extreme(simd, T::ALLOC, values.view(), ids, n, b, which);
+        let simd = Simd::detect();
+        let (v, a) = kernels::scatter_extreme(simd, T::ALLOC, values.view(), ids, n, which);
         (T::from_out(v, s.clone()), T::from_out(a, s))
     }
-    by_dtypes!(go, data, ids, (buckets, (num_segments, which), shape))
+    by_dtypes!(go, data, ids, ((num_segments, which), shape))
 }
 
 /// The CSR plan a `SegmentPlan` holds, read from its tensors (borrowed where they are i64):

@@ -12,8 +12,8 @@ use super::fused::{
 };
 use super::kernels::{CsrPlan, topk_rows};
 use super::ops::{
-    Given, extreme, extreme_bucketed, given, held_plan, index_list, plan, reduce, reduce_bucketed,
-    softmax, sum_masked, supports, usize_list,
+    Given, extreme, extreme_scattered, given, held_plan, index_list, plan, reduce,
+    reduce_scattered, softmax, sum_masked, supports, usize_list,
 };
 use super::tensor::CpuTensor;
 use crate::composite::picked_values;
@@ -88,7 +88,7 @@ pub(crate) fn reduce_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = 
             SegmentReduction::Sum | SegmentReduction::Max | SegmentReduction::Min,
         ) => match given(given_ids, &data, *n) {
             Given::Csr(plan) => reduce(data, &plan, r),
-            Given::Bucketed(values, buckets) => reduce_bucketed(data, &values, &buckets, *n, r),
+            Given::Scattered(values) => reduce_scattered(data, &values, *n, r),
         },
         _ => reduce(data, &ids.csr(), r),
     }
@@ -142,9 +142,7 @@ pub(crate) fn extreme_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive =
     match &ids {
         Ids::Given(given_ids, n) => match given(given_ids, &data, *n) {
             Given::Csr(plan) => extreme(data, &plan, dtype, which),
-            Given::Bucketed(values, buckets) => {
-                extreme_bucketed(data, &values, &buckets, *n, which)
-            }
+            Given::Scattered(values) => extreme_scattered(data, &values, *n, which),
         },
         Ids::Planned(_) => extreme(data, &ids.csr(), dtype, which),
     }

@@ -158,8 +158,8 @@ fn planned_ops_give_the_free_functions_bits() {
     }
 }
 
-/// Free functions over many unsorted rows of few columns (the CPU backends partition the rows
-/// into buckets instead of planning them) give the planned ops' bits: sums with a segment long
+/// Free functions over many unsorted rows of few columns (the CPU backends stream the rows
+/// through a few owners of segment ranges instead of planning them) give the planned ops' bits: sums with a segment long
 /// enough to be summed in chunks, extremes with ties, NaN and -inf, and their arguments, with
 /// i32 and i64 ids.
 #[test]

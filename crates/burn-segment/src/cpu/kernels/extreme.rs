@@ -14,16 +14,24 @@ use crate::cpu::simd::{Level, Simd, simd_dispatch};
 /// Row indices as the extreme kernels track them: the same width as the data where possible,
 /// so that the value and index updates vectorise together.
 pub(super) trait ArgIndex: Copy + Send + Sync + Default {
+    /// The index before any row: a running extreme holding it takes the next row as it is.
+    const NONE: Self;
     fn from_row(row: usize) -> Self;
+    fn is_none(self) -> bool;
     fn to_i64(self) -> i64;
     fn pick(take: bool, a: Self, b: Self) -> Self;
 }
 macro_rules! arg_index {
     ($t:ty) => {
         impl ArgIndex for $t {
+            const NONE: Self = <$t>::MAX;
             #[inline(always)]
             fn from_row(row: usize) -> Self {
                 row as $t
+            }
+            #[inline(always)]
+            fn is_none(self) -> bool {
+                self == Self::NONE
             }
             #[inline(always)]
             fn to_i64(self) -> i64 {
@@ -41,9 +49,15 @@ arg_index!(u64);
 pub(super) struct NoArg;
 
 impl ArgIndex for NoArg {
+    // Never "none": the values alone, from the identity, already take a segment's first row.
+    const NONE: Self = NoArg;
     #[inline(always)]
     fn from_row(_: usize) -> Self {
         NoArg
+    }
+    #[inline(always)]
+    fn is_none(self) -> bool {
+        false
     }
     fn to_i64(self) -> i64 {
         -1
@@ -56,7 +70,7 @@ impl ArgIndex for NoArg {
 
 /// Whether `v`, coming after `held`, replaces it: strictly better, or the first NaN.
 #[inline(always)]
-fn wins<T: Elem, const MAX: bool>(held: T, v: T) -> bool {
+pub(super) fn wins<T: Elem, const MAX: bool>(held: T, v: T) -> bool {
     let better = if MAX { v > held } else { v < held };
     #[allow(clippy::eq_op)]
     let first_nan = v != v && held == held;

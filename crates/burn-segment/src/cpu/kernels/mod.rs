@@ -32,7 +32,7 @@ pub(crate) use fused::{Attention, sddmm, spmm};
 pub(crate) use plan::{CsrPlan, bad_id, try_scan_ids};
 pub(crate) use quantile::quantile_rows;
 pub(crate) use reduce::{MaskOf, count, reduce_product, reduce_sum, reduce_sum_masked};
-pub(crate) use scatter::{Buckets, bucket_extreme, bucket_extreme_values, bucket_sum};
+pub(crate) use scatter::{scatter_extreme, scatter_extreme_values, scatter_sum, scatters};
 pub(crate) use softmax::{softmax, softmax_in_place};
 pub(crate) use topk::{before, topk_rows};
 
