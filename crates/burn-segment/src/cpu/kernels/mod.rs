@@ -13,6 +13,7 @@ mod plan;
 mod quantile;
 mod reduce;
 mod scatter;
+mod scatter_extreme;
 mod softmax;
 mod topk;
 
@@ -32,7 +33,8 @@ pub(crate) use fused::{Attention, sddmm, spmm};
 pub(crate) use plan::{CsrPlan, bad_id, try_scan_ids};
 pub(crate) use quantile::quantile_rows;
 pub(crate) use reduce::{MaskOf, count, reduce_product, reduce_sum, reduce_sum_masked};
-pub(crate) use scatter::{scatter_extreme, scatter_extreme_values, scatter_sum, scatters};
+pub(crate) use scatter::{scatter_sum, scatters};
+pub(crate) use scatter_extreme::{scatter_extreme, scatter_extreme_values};
 pub(crate) use softmax::{softmax, softmax_in_place};
 pub(crate) use topk::{before, topk_rows};
 

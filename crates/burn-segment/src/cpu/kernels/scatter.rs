@@ -8,19 +8,18 @@
 //! plan's gather, as long as the owners are few (`benches/RESULTS.md`). Every segment still
 //! folds its rows in row order, so the results are the CSR kernels' bits for any number of
 //! threads; the sums of segments longer than [`CHUNK_ROWS`] are computed again through a plan of
-//! them, to get the CSR kernel's chunk trees (an extreme is the same for any grouping).
+//! them, to get the CSR kernel's chunk trees (an extreme is the same for any grouping). This
+//! file has the sums and what the owners share; the extremes are in
+//! [`scatter_extreme`](mod@super::scatter_extreme).
 
 use core::hint::select_unpredictable;
-use core::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
 use super::elem::{Elem, IdElem};
-use super::extreme::{ArgIndex, NoArg, wins};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::{CsrPlan, FOR_WRITE, prefetch_bytes};
 use super::{CHUNK_ROWS, Rows, assume_init_mut, reduce_sum};
-use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Simd, simd_dispatch};
 
 /// The most owners, and so the most threads this path serves: every owner reads all the rows,
@@ -36,7 +35,7 @@ const MAX_ROW_BYTES: usize = 64;
 const MIN_ROWS: usize = 1 << 18;
 
 /// How many rows ahead an owner prefetches the output row it will update.
-const AHEAD: usize = 16;
+pub(super) const AHEAD: usize = 16;
 
 /// The most bytes of output an owner updates without prefetching: they stay in its L2, and the
 /// prefetch's second look at the ids would cost more than it saves.
@@ -44,7 +43,7 @@ const CACHED_OUTPUT_BYTES: usize = 256 << 10;
 
 /// How far ahead an owner of `per` rows of `row_bytes` prefetches: [`AHEAD`], or past the end
 /// (never) when its output stays cached.
-fn ahead(num_rows: usize, per: usize, row_bytes: usize) -> usize {
+pub(super) fn ahead(num_rows: usize, per: usize, row_bytes: usize) -> usize {
     if per * row_bytes <= CACHED_OUTPUT_BYTES {
         num_rows
     } else {
@@ -54,7 +53,7 @@ fn ahead(num_rows: usize, per: usize, row_bytes: usize) -> usize {
 
 /// Scratch rows for the rows an owner does not own, taken in turn so that consecutive ones do
 /// not wait on each other's store.
-const TRASH: usize = 4;
+pub(super) const TRASH: usize = 4;
 
 /// Whether `num_rows` rows with `row_bytes` bytes of output per segment take the owners' path:
 /// narrow rows, from [`MIN_ROWS`] to `u32::MAX - 1` rows (row indices and "none" fit a `u32`),
@@ -66,7 +65,7 @@ pub(crate) fn scatters(num_rows: usize, row_bytes: usize) -> bool {
 }
 
 /// Segments per owner: one owner per thread, each a contiguous range of at least one segment.
-fn per_owner(num_segments: usize) -> usize {
+pub(super) fn per_owner(num_segments: usize) -> usize {
     let owners = rayon::current_num_threads().clamp(1, MAX_OWNERS);
     num_segments.div_ceil(owners).max(1)
 }
@@ -74,7 +73,14 @@ fn per_owner(num_segments: usize) -> usize {
 /// Row `l` of the owner's rows at `base` if it owns it (`l < per`), else scratch row `r %
 /// TRASH` at `spare`; chosen without a branch, as ownership is random.
 #[inline(always)]
-fn target<T>(base: *mut T, spare: *mut T, l: usize, per: usize, r: usize, d: usize) -> *mut T {
+pub(super) fn target<T>(
+    base: *mut T,
+    spare: *mut T,
+    l: usize,
+    per: usize,
+    r: usize,
+    d: usize,
+) -> *mut T {
     select_unpredictable(
         l < per,
         base.wrapping_add(l.wrapping_mul(d)),
@@ -200,7 +206,7 @@ fn add_owned_width<T: Elem, I: IdElem, const W: usize>(
 
 /// The first `W` values of `xs` (at least `W`), copied.
 #[inline(always)]
-fn block<T: Copy, const W: usize>(xs: &[T]) -> [T; W] {
+pub(super) fn block<T: Copy, const W: usize>(xs: &[T]) -> [T; W] {
     core::array::from_fn(|j| xs[j])
 }
 
@@ -215,168 +221,11 @@ simd_dispatch!(
     )
 );
 
-/// Max or min of each segment with the row that attains it (ties to the smaller row, the
-/// first NaN wins; identity and -1 when empty): `reduce_extreme`'s values and arguments.
-pub(crate) fn scatter_extreme<T: Elem, I: IdElem>(
-    simd: Simd,
-    alloc: Alloc,
-    rows: Rows<T>,
-    ids: &[I],
-    num_segments: usize,
-    extreme: Extreme,
-) -> (Out<T>, Out<I>) {
-    match extreme {
-        Extreme::Max => extreme_with::<T, I, true>(simd, alloc, rows, ids, num_segments),
-        Extreme::Min => extreme_with::<T, I, false>(simd, alloc, rows, ids, num_segments),
-    }
-}
-
-fn extreme_with<T: Elem, I: IdElem, const MAX: bool>(
-    simd: Simd,
-    alloc: Alloc,
-    rows: Rows<T>,
-    ids: &[I],
-    num_segments: usize,
-) -> (Out<T>, Out<I>) {
-    let (d, per) = (rows.width(), per_owner(num_segments));
-    let mut values = output_unwritten::<T>(alloc, num_segments * d);
-    let mut args = output_unwritten::<I>(alloc, num_segments * d);
-    values
-        .par_chunks_mut(per * d)
-        .zip(args.par_chunks_mut(per * d))
-        .enumerate()
-        .for_each(|(k, (val, arg))| {
-            // Row indices as u32 (fewer than u32::MAX rows take this path), widened here.
-            let local = fold_owner::<T, I, u32, MAX>(simd, rows, ids, k * per, val);
-            for (a, l) in arg.iter_mut().zip(local) {
-                a.write(I::from_i64(if l.is_none() { -1 } else { l as i64 }));
-            }
-        });
-    // SAFETY: each owner wrote every value (the identity, then its rows) and every argument.
-    unsafe { (assume_written(values), assume_written(args)) }
-}
-
-/// Max or min of each segment, values only: [`scatter_extreme`]'s values, without the arguments.
-pub(crate) fn scatter_extreme_values<T: Elem, I: IdElem>(
-    simd: Simd,
-    alloc: Alloc,
-    rows: Rows<T>,
-    ids: &[I],
-    num_segments: usize,
-    extreme: Extreme,
-) -> Out<T> {
-    let (d, per) = (rows.width(), per_owner(num_segments));
-    let mut values = output_unwritten::<T>(alloc, num_segments * d);
-    values
-        .par_chunks_mut(per * d)
-        .enumerate()
-        .for_each(|(k, val)| match extreme {
-            Extreme::Max => _ = fold_owner::<T, I, NoArg, true>(simd, rows, ids, k * per, val),
-            Extreme::Min => _ = fold_owner::<T, I, NoArg, false>(simd, rows, ids, k * per, val),
-        });
-    // SAFETY: each owner wrote every value (the identity, then its rows).
-    unsafe { assume_written(values) }
-}
-
-/// Writes the extremes of the owner of segments `lo..` over `val`, its slice of the values (the
-/// identity where a segment has no rows), and returns the row of each (as `A`, `A::NONE` where
-/// a segment has no rows).
-fn fold_owner<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
-    simd: Simd,
-    rows: Rows<T>,
-    ids: &[I],
-    lo: usize,
-    val: &mut [MaybeUninit<T>],
-) -> Vec<A> {
-    let init = if MAX { T::LOWEST } else { T::HIGHEST };
-    val.iter_mut().for_each(|x| _ = x.write(init));
-    // SAFETY: every element was written just above.
-    let val = unsafe { assume_init_mut(val) };
-    let mut arg = vec![A::NONE; val.len()];
-    fold_owned_simd::<T, I, A, MAX>(simd, rows, ids, lo, val, &mut arg);
-    arg
-}
-
-/// Folds every row whose segment lies in `lo..lo + val.len() / d` into its segment's running
-/// extreme in `val` / `arg`, in row order: a segment's first row (its argument still
-/// `A::NONE`) is taken as it is, as the CSR kernel does, the others by `fold_row`'s rule.
-// The loop repeats `add_owned`'s on purpose: through one closure-taking helper the extremes ran
-// 1.4x slower (benches/RESULTS.md).
-#[inline(always)]
-fn fold_owned<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
-    rows: Rows<T>,
-    ids: &[I],
-    lo: usize,
-    val: &mut [T],
-    arg: &mut [A],
-) {
-    match rows.width() {
-        1 => fold_owned_width::<T, I, A, MAX, 1>(rows, ids, lo, val, arg),
-        16 => fold_owned_width::<T, I, A, MAX, 16>(rows, ids, lo, val, arg),
-        _ => fold_owned_width::<T, I, A, MAX, 0>(rows, ids, lo, val, arg),
-    }
-}
-
-/// [`fold_owned`] for rows of `W` values (0: any width), as [`add_owned_width`].
-#[inline(always)]
-fn fold_owned_width<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool, const W: usize>(
-    rows: Rows<T>,
-    ids: &[I],
-    lo: usize,
-    val: &mut [T],
-    arg: &mut [A],
-) {
-    let d = if W == 0 { rows.width() } else { W };
-    let per = val.len() / d;
-    let (mut trash_val, mut trash_arg) = (vec![T::ZERO; TRASH * d], vec![A::NONE; TRASH * d]);
-    let (base, spare) = (val.as_mut_ptr(), trash_val.as_mut_ptr());
-    let (arg_base, arg_spare) = (arg.as_mut_ptr(), trash_arg.as_mut_ptr());
-    let ahead = ahead(ids.len(), per, d * (size_of::<T>() + size_of::<A>()));
-    for (r, &id) in ids.iter().enumerate() {
-        if let Some(&next) = ids.get(r + ahead) {
-            let l = (next.to_i64() as usize).wrapping_sub(lo);
-            prefetch_bytes::<FOR_WRITE>(
-                target(base, spare, l, per, 0, d) as *const u8,
-                d * size_of::<T>(),
-            );
-            // The arguments' row is a second random line (none for the values alone).
-            prefetch_bytes::<FOR_WRITE>(
-                target(arg_base, arg_spare, l, per, 0, d) as *const u8,
-                d * size_of::<A>(),
-            );
-        }
-        let l = (id.to_i64() as usize).wrapping_sub(lo);
-        // SAFETY: each `target` is row `l < per` of `val` / `arg` or a row of the trash: `d`
-        // values that no other reference here points into.
-        let (v, a) = unsafe {
-            (
-                core::slice::from_raw_parts_mut(target(base, spare, l, per, r, d), d),
-                core::slice::from_raw_parts_mut(target(arg_base, arg_spare, l, per, r, d), d),
-            )
-        };
-        let row = A::from_row(r);
-        for ((c, a), &x) in v.iter_mut().zip(a.iter_mut()).zip(rows.row(r)) {
-            let take = wins::<T, MAX>(*c, x) | a.is_none();
-            *c = T::pick(take, x, *c);
-            *a = A::pick(take, row, *a);
-        }
-    }
-}
-
-simd_dispatch!(
-    /// [`fold_owned`] compiled for `simd`.
-    fn fold_owned_simd = fold_owned [T: Elem, I: IdElem, A: ArgIndex, const MAX: bool] [T, I, A, MAX] (
-        rows: Rows<T>,
-        ids: &[I],
-        lo: usize,
-        val: &mut [T],
-        arg: &mut [A],
-    )
-);
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SegmentExtreme as Extreme;
+    use crate::cpu::kernels::scatter_extreme::{scatter_extreme, scatter_extreme_values};
     use crate::cpu::kernels::testing::bits;
     use crate::cpu::kernels::{reduce_extreme, reduce_extreme_values};
     use crate::cpu::simd::Level;
