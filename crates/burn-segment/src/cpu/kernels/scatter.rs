@@ -30,7 +30,7 @@ const MAX_OWNERS: usize = 4;
 /// CSR gather was as fast as the scatter, plan included (`benches/RESULTS.md`).
 const MAX_ROW_BYTES: usize = 64;
 
-/// The fewest rows that take this path (at 10⁴ rows the owners were already 1.5–2.3× faster
+/// The fewest rows that take this path (at 10⁴ rows the owners were already 1.2–2.3× faster
 /// than building and using a plan; below, a call's fixed costs dominate either way).
 const MIN_ROWS: usize = 1 << 12;
 
