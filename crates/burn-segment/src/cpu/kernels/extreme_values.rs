@@ -107,9 +107,10 @@ fn values<T: Elem, const MAX: bool>(
 }
 
 /// Folds columns `j0..j0 + W` of the rows at `slots` into `val`. Without a NaN the rule is a
-/// plain compare-and-select (a max / min instruction where the compiler finds one), and a running sum notes whether a NaN
-/// was seen (it is NaN then; `inf - inf` also makes it NaN, harmlessly): a block that saw one
-/// is folded again by [`fold_row`]'s full rule. Either way the bits are [`fold_row`]'s.
+/// plain compare-and-select (a max / min instruction where the compiler finds one), and a
+/// running sum notes whether a NaN was seen (it is NaN then; `inf - inf` also makes it NaN,
+/// harmlessly): a block that saw one is folded again by [`fold_row`]'s full rule. Either way
+/// the bits are [`fold_row`]'s.
 #[inline(always)]
 fn values_cols<T: Elem, const MAX: bool, const W: usize>(
     rows: Rows<T>,

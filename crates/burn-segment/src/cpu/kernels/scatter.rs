@@ -88,6 +88,22 @@ pub(super) fn target<T>(
     )
 }
 
+/// The segment of `id` counted from `lo`, an owner's first: past any owner's range (it wraps)
+/// when `id < lo`, so that one comparison with the range's length tells whether it is owned.
+#[inline(always)]
+pub(super) fn local<I: IdElem>(id: I, lo: usize) -> usize {
+    (id.to_i64() as usize).wrapping_sub(lo)
+}
+
+/// Hints the CPU that `target(base, spare, l, ..)`, a row of `d` values, is about to be written.
+#[inline(always)]
+pub(super) fn prefetch_target<T>(base: *mut T, spare: *mut T, l: usize, per: usize, d: usize) {
+    prefetch_bytes::<FOR_WRITE>(
+        target(base, spare, l, per, 0, d) as *const u8,
+        d * size_of::<T>(),
+    );
+}
+
 /// The sum of each segment's rows, 0 for empty ones: [`reduce_sum`]'s bits.
 pub(crate) fn scatter_sum<T: Elem, I: IdElem>(
     simd: Simd,
@@ -134,8 +150,10 @@ fn long_plan<I: IdElem>(ids: &[I], lo: usize, long: &[usize], counts: &[u32]) ->
     }
     let mut order = vec![0usize; offsets[long.len()]];
     for (r, &id) in ids.iter().enumerate() {
-        let l = (id.to_i64() as usize).wrapping_sub(lo);
-        if let Some(slot) = next.get_mut(l).filter(|slot| **slot != usize::MAX) {
+        if let Some(slot) = next
+            .get_mut(local(id, lo))
+            .filter(|slot| **slot != usize::MAX)
+        {
             order[*slot] = r;
             *slot += 1;
         }
@@ -180,13 +198,9 @@ fn add_owned_width<T: Elem, I: IdElem, const W: usize>(
     let ahead = ahead(ids.len(), per, d * size_of::<T>());
     for (r, &id) in ids.iter().enumerate() {
         if let Some(&next) = ids.get(r + ahead) {
-            let l = (next.to_i64() as usize).wrapping_sub(lo);
-            prefetch_bytes::<FOR_WRITE>(
-                target(base, spare, l, per, 0, d) as *const u8,
-                d * size_of::<T>(),
-            );
+            prefetch_target(base, spare, local(next, lo), per, d);
         }
-        let l = (id.to_i64() as usize).wrapping_sub(lo);
+        let l = local(id, lo);
         counts[select_unpredictable(l < per, l, per + r % TRASH)] += 1;
         // SAFETY: `target` is row `l < per` of `acc` or a row of `trash`: `d` values that no
         // other reference here points into.
@@ -206,7 +220,7 @@ fn add_owned_width<T: Elem, I: IdElem, const W: usize>(
 
 /// The first `W` values of `xs` (at least `W`), copied.
 #[inline(always)]
-pub(super) fn block<T: Copy, const W: usize>(xs: &[T]) -> [T; W] {
+fn block<T: Copy, const W: usize>(xs: &[T]) -> [T; W] {
     core::array::from_fn(|j| xs[j])
 }
 

@@ -10,8 +10,7 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
-use super::plan::{FOR_WRITE, prefetch_bytes};
-use super::scatter::{TRASH, ahead, per_owner, target};
+use super::scatter::{TRASH, ahead, local, per_owner, prefetch_target, target};
 use super::{Rows, assume_init_mut};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Simd, simd_dispatch};
@@ -135,18 +134,12 @@ fn fold_owned_width<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool, const W: u
     let ahead = ahead(ids.len(), per, d * (size_of::<T>() + size_of::<A>()));
     for (r, &id) in ids.iter().enumerate() {
         if let Some(&next) = ids.get(r + ahead) {
-            let l = (next.to_i64() as usize).wrapping_sub(lo);
-            prefetch_bytes::<FOR_WRITE>(
-                target(base, spare, l, per, 0, d) as *const u8,
-                d * size_of::<T>(),
-            );
+            let l = local(next, lo);
+            prefetch_target(base, spare, l, per, d);
             // The arguments' row is a second random line (none for the values alone).
-            prefetch_bytes::<FOR_WRITE>(
-                target(arg_base, arg_spare, l, per, 0, d) as *const u8,
-                d * size_of::<A>(),
-            );
+            prefetch_target(arg_base, arg_spare, l, per, d);
         }
-        let l = (id.to_i64() as usize).wrapping_sub(lo);
+        let l = local(id, lo);
         // SAFETY: each `target` is row `l < per` of `val` / `arg` or a row of the trash: `d`
         // values that no other reference here points into.
         let (v, a) = unsafe {
