@@ -79,10 +79,10 @@ fn read_ids<T: CpuTensor>(ids: &T, num_segments: usize, row_bytes: usize) -> Giv
         row_bytes: usize,
         wrap: fn(Cow<'a, [I]>) -> ScatterIds<'a>,
     ) -> Given<'a> {
-        let sorted =
-            kernels::try_scan_ids(&ids, n).unwrap_or_else(|(row, id)| kernels::bad_id(row, id, n));
-        if sorted || !kernels::scatters(ids.len(), row_bytes) {
-            return Given::Csr(CsrPlan::scanned(&ids, n, sorted));
+        let scan =
+            kernels::scan_ids(&ids, n).unwrap_or_else(|(row, id)| kernels::bad_id(row, id, n));
+        if matches!(scan, kernels::Scan::Sorted(_)) || !kernels::scatters(ids.len(), row_bytes) {
+            return Given::Csr(CsrPlan::scanned(&ids, n, scan));
         }
         Given::Scattered(wrap(ids))
     }

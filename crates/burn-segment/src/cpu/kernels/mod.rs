@@ -3,7 +3,7 @@
 //! All kernels view the data as a row-major `[E, d]` matrix (the trailing dimensions flattened
 //! into `d`) and reduce rows into `[N, d]`. Every segment is reduced by one task, in the
 //! original row order, so results are bitwise identical whatever the number of rayon threads;
-//! there are no atomics.
+//! no result goes through an atomic (only the id scan's speculative offsets do).
 
 mod elem;
 mod extreme;
@@ -12,6 +12,7 @@ mod fused;
 mod plan;
 mod quantile;
 mod reduce;
+mod scan;
 mod scatter;
 mod scatter_extreme;
 mod softmax;
@@ -30,9 +31,10 @@ pub(crate) use elem::{Elem, FloatElem, IdElem};
 pub(crate) use extreme::{extreme_simd, reduce_extreme};
 pub(crate) use extreme_values::reduce_extreme_values;
 pub(crate) use fused::{Attention, sddmm, spmm};
-pub(crate) use plan::{CsrPlan, bad_id, try_scan_ids};
+pub(crate) use plan::CsrPlan;
 pub(crate) use quantile::quantile_rows;
 pub(crate) use reduce::{MaskOf, count, reduce_product, reduce_sum, reduce_sum_masked};
+pub(crate) use scan::{Scan, bad_id, scan_ids};
 pub(crate) use scatter::{scatter_sum, scatters};
 pub(crate) use scatter_extreme::{scatter_extreme, scatter_extreme_values};
 pub(crate) use softmax::{softmax, softmax_in_place};

@@ -1,13 +1,11 @@
-//! The CSR plan of a segment-id list, the id scan that builds it, and the prefetch hints its
-//! row walks issue.
+//! The CSR plan of a segment-id list and the prefetch hints its row walks issue.
 
 use core::ops::Range;
 use std::borrow::Cow;
 
-use rayon::prelude::*;
-
+use super::Rows;
 use super::elem::IdElem;
-use super::{Rows, RowsPtr};
+use super::scan::{Scan, bad_id, scan_ids};
 
 /// A CSR view of segment ids: the rows of segment `s` are `rows(s)`, in original row order.
 /// Owned when built here, borrowed from the tensors of a `SegmentPlan`.
@@ -32,15 +30,18 @@ impl CsrPlan<'static> {
     /// As [`new`](Self::new), returning the first out-of-range id's (position, id) instead of
     /// panicking.
     pub fn try_new<I: IdElem>(ids: &[I], num_segments: usize) -> Result<Self, (usize, i64)> {
-        let sorted = try_scan_ids(ids, num_segments)?;
-        Ok(Self::scanned(ids, num_segments, sorted))
+        Ok(Self::scanned(
+            ids,
+            num_segments,
+            scan_ids(ids, num_segments)?,
+        ))
     }
 
-    /// The plan of ids already scanned by [`try_scan_ids`] (in range; `sorted` as it found).
-    pub fn scanned<I: IdElem>(ids: &[I], num_segments: usize, sorted: bool) -> Self {
-        if sorted {
+    /// The plan of ids already scanned by [`scan_ids`] (in range), from what it found.
+    pub fn scanned<I: IdElem>(ids: &[I], num_segments: usize, scan: Scan) -> Self {
+        if let Scan::Sorted(offsets) = scan {
             return Self {
-                offsets: Cow::Owned(sorted_offsets(ids, num_segments)),
+                offsets: Cow::Owned(offsets),
                 order: None,
             };
         }
@@ -64,34 +65,6 @@ impl CsrPlan<'static> {
             order: Some(Cow::Owned(order)),
         }
     }
-}
-
-/// The offsets of sorted ids (in range): `offsets[s]` is the first row whose id is at least
-/// `s`. Each chunk writes the offsets of the id changes inside it, in parallel: disjoint
-/// ranges, the ids being sorted. (Counting the rows of each segment instead makes every
-/// increment wait for the previous one to the same counter.)
-fn sorted_offsets<I: IdElem>(ids: &[I], num_segments: usize) -> Vec<usize> {
-    const CHUNK: usize = 1 << 16;
-    let mut offsets = vec![0usize; num_segments + 1];
-    let out = RowsPtr(offsets.as_mut_ptr());
-    ids.par_chunks(CHUNK).enumerate().for_each(|(c, chunk)| {
-        let base = c * CHUNK;
-        let mut prev = base.checked_sub(1).map_or(-1, |r| ids[r].to_i64());
-        for (k, &id) in chunk.iter().enumerate() {
-            let id = id.to_i64();
-            if id != prev {
-                for s in (prev + 1) as usize..=id as usize {
-                    // SAFETY: `s <= id < num_segments`; the segments between two consecutive
-                    // ids are written by the chunk holding the second one only.
-                    unsafe { out.row(s, 1)[0] = base + k };
-                }
-                prev = id;
-            }
-        }
-    });
-    let after_last = ids.last().map_or(0, |&id| id.to_i64() as usize + 1);
-    offsets[after_last..].fill(ids.len());
-    offsets
 }
 
 impl CsrPlan<'_> {
@@ -318,45 +291,6 @@ pub(super) fn prefetch_bytes<const HINT: i32>(base: *const u8, bytes: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (base, bytes);
-}
-
-/// The CPU contract for a bad id: a panic naming it, its position and `num_segments`.
-pub(crate) fn bad_id(row: usize, id: i64, num_segments: usize) -> ! {
-    panic!(
-        "segment id {id} at position {row} is out of range for num_segments = {num_segments} \
-         (ids must lie in [0, num_segments)); use burn_segment::validate_segment_ids or \
-         burn_segment::SegmentPlan::new to get a Result instead"
-    )
-}
-
-/// Checks that every id lies in `[0, num_segments)` and says whether they are sorted, in
-/// parallel over chunks; `Err` holds the first (lowest position) out-of-range id's (position, id).
-pub fn try_scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> Result<bool, (usize, i64)> {
-    const CHUNK: usize = 1 << 16;
-    let n = num_segments as i64;
-    /// What one chunk of ids holds: its first bad id (position, id), whether it is sorted,
-    /// and its first and last ids.
-    type ChunkScan = (Option<(usize, i64)>, bool, i64, i64);
-    let chunks: Vec<ChunkScan> = ids
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let (mut bad, mut sorted, mut prev) = (None, true, i64::MIN);
-            for (k, &id) in chunk.iter().enumerate() {
-                let id = id.to_i64();
-                if bad.is_none() && (id < 0 || id >= n) {
-                    bad = Some((c * CHUNK + k, id));
-                }
-                sorted &= id >= prev;
-                prev = id;
-            }
-            (bad, sorted, chunk[0].to_i64(), prev)
-        })
-        .collect();
-    if let Some(bad) = chunks.iter().find_map(|c| c.0) {
-        return Err(bad);
-    }
-    Ok(chunks.iter().all(|c| c.1) && chunks.windows(2).all(|w| w[0].3 <= w[1].2))
 }
 
 #[cfg(test)]
