@@ -188,7 +188,8 @@ pub fn segment_max<const D: usize, K: SegmentKind>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D, K> {
-    segment_max_with_indices(data, segment_ids, num_segments).0
+    // Values only: no arguments are computed (a tracked call still keeps them for backward).
+    segment_reduce(data, segment_ids, num_segments, SegmentReduction::Max)
 }
 
 /// Minimum of the rows in each segment; empty segments give `+inf` (Int: the type's maximum).
@@ -203,7 +204,8 @@ pub fn segment_min<const D: usize, K: SegmentKind>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D, K> {
-    segment_min_with_indices(data, segment_ids, num_segments).0
+    // Values only: no arguments are computed (a tracked call still keeps them for backward).
+    segment_reduce(data, segment_ids, num_segments, SegmentReduction::Min)
 }
 
 /// [`segment_max`] and [`segment_argmax`] in one pass.

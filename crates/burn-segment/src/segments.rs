@@ -119,11 +119,11 @@ pub trait Segments: sealed::Sealed {
     }
     /// [`segment_max`](crate::segment_max): `[E, ...] -> [N, ...]`, empty segments `-inf`.
     fn max<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, K> {
-        self.extreme(data, SegmentExtreme::Max).0
+        self.reduce(data, SegmentReduction::Max)
     }
     /// [`segment_min`](crate::segment_min): `[E, ...] -> [N, ...]`, empty segments `+inf`.
     fn min<const D: usize, K: SegmentKind>(&self, data: Tensor<D, K>) -> Tensor<D, K> {
-        self.extreme(data, SegmentExtreme::Min).0
+        self.reduce(data, SegmentReduction::Min)
     }
     /// [`segment_max_with_indices`](crate::segment_max_with_indices): values and arguments.
     fn max_with_indices<const D: usize, K: SegmentKind>(

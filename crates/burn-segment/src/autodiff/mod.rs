@@ -51,8 +51,8 @@ fn reduce<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
     reduction: SegmentReduction,
 ) -> FloatTensor<Autodiff<B, C>> {
     match reduction {
-        SegmentReduction::Max => return extreme::<B, C, G>(data, None, g, SegmentExtreme::Max).0,
-        SegmentReduction::Min => return extreme::<B, C, G>(data, None, g, SegmentExtreme::Min).0,
+        SegmentReduction::Max => return extreme_values::<B, C, G>(data, g, SegmentExtreme::Max),
+        SegmentReduction::Min => return extreme_values::<B, C, G>(data, g, SegmentExtreme::Min),
         _ => {}
     }
     let (data, node) = data.into_parts();
@@ -103,6 +103,31 @@ fn extreme<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
         OpsKind::UnTracked(prep) => {
             let (out, arg) = run(&g, data);
             (prep.finish(out), arg)
+        }
+    }
+}
+
+/// A tracked max or min, values only: the arguments are computed when backward needs them, and
+/// an untracked call (inference) runs the values-only kernel.
+fn extreme_values<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+    data: FloatTensor<Autodiff<B, C>>,
+    g: G,
+    which: SegmentExtreme,
+) -> FloatTensor<Autodiff<B, C>> {
+    let (data, node) = data.into_parts();
+    let shape = data.shape();
+    let backward = ExtremeBackward::<G>(PhantomData);
+    match backward.prepare::<C>([node]).compute_bound().stateful() {
+        OpsKind::Tracked(prep) => {
+            let (out, arg) = g.extreme(data, which);
+            prep.finish((arg, g, shape), out)
+        }
+        OpsKind::UnTracked(prep) => {
+            let reduction = match which {
+                SegmentExtreme::Max => SegmentReduction::Max,
+                SegmentExtreme::Min => SegmentReduction::Min,
+            };
+            prep.finish(g.reduce(data, reduction))
         }
     }
 }

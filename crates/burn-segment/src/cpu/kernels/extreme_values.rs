@@ -121,12 +121,14 @@ fn values_cols<T: Elem, const MAX: bool, const W: usize>(
 ) {
     let start: [T; W] = val[j0..j0 + W].try_into().expect("a full block");
     let (mut v, mut probe) = (start, start);
+    // Whole blocks rebuilt, not updated one `&mut` value at a time: that loop was not
+    // vectorised at `W = 16` and ran 2.7x slower.
     for_block(rows, plan, slots.clone(), j0, |x: &[T; W]| {
-        for ((c, p), &x) in v.iter_mut().zip(probe.iter_mut()).zip(x) {
-            let better = if MAX { x > *c } else { x < *c };
-            *c = if better { x } else { *c };
-            *p = p.add(x);
-        }
+        v = core::array::from_fn(|j| {
+            let better = if MAX { x[j] > v[j] } else { x[j] < v[j] };
+            T::pick(better, x[j], v[j])
+        });
+        probe = core::array::from_fn(|j| probe[j].add(x[j]));
     });
     #[allow(clippy::eq_op)]
     if probe.iter().any(|p| p != p) {

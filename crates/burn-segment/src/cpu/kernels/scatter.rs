@@ -220,7 +220,7 @@ fn add_owned_width<T: Elem, I: IdElem, const W: usize>(
 
 /// The first `W` values of `xs` (at least `W`), copied.
 #[inline(always)]
-fn block<T: Copy, const W: usize>(xs: &[T]) -> [T; W] {
+pub(super) fn block<T: Copy, const W: usize>(xs: &[T]) -> [T; W] {
     core::array::from_fn(|j| xs[j])
 }
 

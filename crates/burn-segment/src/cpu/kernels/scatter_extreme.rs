@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
-use super::scatter::{TRASH, ahead, local, per_owner, prefetch_target, target};
+use super::scatter::{TRASH, ahead, block, local, per_owner, prefetch_target, target};
 use super::{Rows, assume_init_mut};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Simd, simd_dispatch};
@@ -149,6 +149,15 @@ fn fold_owned_width<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool, const W: u
             )
         };
         let row = A::from_row(r);
+        if size_of::<A>() == 0 && W != 0 {
+            // Values only, all loads before all stores: the compiler cannot tell that `v` and
+            // the row do not overlap, and would otherwise fold one value at a time.
+            let (x, held) = (block::<T, W>(rows.row(r)), block::<T, W>(v));
+            v.copy_from_slice(&core::array::from_fn::<T, W, _>(|j| {
+                T::pick(wins::<T, MAX>(held[j], x[j]), x[j], held[j])
+            }));
+            continue;
+        }
         for ((c, a), &x) in v.iter_mut().zip(a.iter_mut()).zip(rows.row(r)) {
             let take = wins::<T, MAX>(*c, x) | a.is_none();
             *c = T::pick(take, x, *c);
