@@ -89,6 +89,16 @@ pub enum SegmentExtreme {
     Min,
 }
 
+impl SegmentExtreme {
+    /// The reduction that computes this extreme's values alone.
+    pub(crate) fn reduction(self) -> SegmentReduction {
+        match self {
+            SegmentExtreme::Max => SegmentReduction::Max,
+            SegmentExtreme::Min => SegmentReduction::Min,
+        }
+    }
+}
+
 /// Segment reductions as a Burn backend extension.
 ///
 /// Every method reduces along dim 0: `data` is `[E, ...]`, `segment_ids` is `[E]` (i32 or i64) and

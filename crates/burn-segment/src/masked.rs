@@ -189,10 +189,7 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         data: Tensor<D, K>,
         which: SegmentExtreme,
     ) -> (Tensor<D, K>, Tensor<D, Int>) {
-        let reduction = match which {
-            SegmentExtreme::Max => SegmentReduction::Max,
-            SegmentExtreme::Min => SegmentReduction::Min,
-        };
+        let reduction = which.reduction();
         let dims = data.dims();
         let values = self
             .index

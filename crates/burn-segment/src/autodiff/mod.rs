@@ -122,13 +122,7 @@ fn extreme_values<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
             let (out, arg) = g.extreme(data, which);
             prep.finish((arg, g, shape), out)
         }
-        OpsKind::UnTracked(prep) => {
-            let reduction = match which {
-                SegmentExtreme::Max => SegmentReduction::Max,
-                SegmentExtreme::Min => SegmentReduction::Min,
-            };
-            prep.finish(g.reduce(data, reduction))
-        }
+        OpsKind::UnTracked(prep) => prep.finish(g.reduce(data, which.reduction())),
     }
 }
 

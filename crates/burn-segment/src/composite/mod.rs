@@ -154,10 +154,7 @@ fn float_extreme_values_full<B: Backend>(
     let device = data.device();
     let bd = bool_dtype::<B>(&device);
     let fd: FloatDType = data.dtype().into();
-    let reduction = match extreme {
-        SegmentExtreme::Max => SegmentReduction::Max,
-        SegmentExtreme::Min => SegmentReduction::Min,
-    };
+    let reduction = extreme.reduction();
     let full_shape = rows_shape(&data.shape(), n + 1);
     let init = B::float_full(
         full_shape.clone(),
@@ -236,10 +233,7 @@ pub fn float_extreme<B: Backend>(
 ) -> (FloatTensor<B>, IntTensor<B>) {
     let shape = data.shape();
     if n == 0 || shape[0] == 0 {
-        let reduction = match extreme {
-            SegmentExtreme::Max => SegmentReduction::Max,
-            SegmentExtreme::Min => SegmentReduction::Min,
-        };
+        let reduction = extreme.reduction();
         let arg = empty_arg::<B>(&ids, &rows_shape(&shape, n));
         return (float_reduce::<B>(data, ids, n, reduction), arg);
     }
@@ -313,10 +307,7 @@ pub fn int_extreme<B: Backend>(
     extreme: SegmentExtreme,
 ) -> (IntTensor<B>, IntTensor<B>) {
     let shape = data.shape();
-    let reduction = match extreme {
-        SegmentExtreme::Max => SegmentReduction::Max,
-        SegmentExtreme::Min => SegmentReduction::Min,
-    };
+    let reduction = extreme.reduction();
     if n == 0 || shape[0] == 0 {
         let arg = empty_arg::<B>(&ids, &rows_shape(&shape, n));
         return (int_reduce::<B>(data, ids, n, reduction), arg);
