@@ -7,7 +7,7 @@ use std::cell::Cell;
 use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{DType, Shape};
 
-use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem};
+use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem, ScatterOp};
 use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
 use crate::backend::flat_rows;
@@ -31,7 +31,7 @@ pub fn unplanned_calls_on_this_thread() -> u64 {
 /// # Panics
 /// If an id lies outside `[0, num_segments)`, naming it and its position.
 pub(super) fn plan<T: CpuTensor>(ids: &T, num_segments: usize) -> CsrPlan<'static> {
-    match read_ids(ids, num_segments, 0) {
+    match read_ids(ids, num_segments, 0, ScatterOp::Sum) {
         Given::Csr(plan) => plan,
         Given::Scattered(..) => unreachable!("rows of no bytes are never scattered"),
     }
@@ -60,28 +60,40 @@ impl ScatterIds<'_> {
     }
 }
 
-/// The ids of `data` (`[E, ...]`) for an unplanned sum, max or min over `num_segments`.
+/// The ids of `data` (`[E, ...]`) for an unplanned `op` over `num_segments`.
 ///
 /// # Panics
 /// If an id lies outside `[0, num_segments)`, naming it and its position.
-pub(super) fn given<'a, T: CpuTensor>(ids: &'a T, data: &T, num_segments: usize) -> Given<'a> {
+pub(super) fn given<'a, T: CpuTensor>(
+    ids: &'a T,
+    data: &T,
+    num_segments: usize,
+    op: ScatterOp,
+) -> Given<'a> {
     let (_, d, _) = flat_rows(&data.shape(), num_segments);
-    read_ids(ids, num_segments, d * data.dtype().size())
+    read_ids(ids, num_segments, d * data.dtype().size(), op)
 }
 
-/// The ids, checked and scanned once, for rows of `row_bytes` bytes of output per segment (0:
-/// always a CSR plan). Counts as an unplanned call.
-fn read_ids<T: CpuTensor>(ids: &T, num_segments: usize, row_bytes: usize) -> Given<'_> {
+/// The ids, checked and scanned once, for `op` over rows of `row_bytes` bytes of output per
+/// segment (0: always a CSR plan). Counts as an unplanned call.
+fn read_ids<T: CpuTensor>(
+    ids: &T,
+    num_segments: usize,
+    row_bytes: usize,
+    op: ScatterOp,
+) -> Given<'_> {
     UNPLANNED_HERE.set(UNPLANNED_HERE.get() + 1);
     fn scan<'a, I: IdElem>(
         ids: Cow<'a, [I]>,
         n: usize,
-        row_bytes: usize,
+        (row_bytes, op): (usize, ScatterOp),
         wrap: fn(Cow<'a, [I]>) -> ScatterIds<'a>,
     ) -> Given<'a> {
         let scan =
             kernels::scan_ids(&ids, n).unwrap_or_else(|(row, id)| kernels::bad_id(row, id, n));
-        if matches!(scan, kernels::Scan::Sorted(_)) || !kernels::scatters(ids.len(), row_bytes) {
+        if matches!(scan, kernels::Scan::Sorted(_))
+            || !kernels::scatters(op, ids.len(), n, row_bytes)
+        {
             return Given::Csr(CsrPlan::scanned(&ids, n, scan));
         }
         Given::Scattered(wrap(ids))
@@ -90,13 +102,13 @@ fn read_ids<T: CpuTensor>(ids: &T, num_segments: usize, row_bytes: usize) -> Giv
         DType::I64 => scan(
             ids.values::<i64>(),
             num_segments,
-            row_bytes,
+            (row_bytes, op),
             ScatterIds::I64,
         ),
         DType::I32 => scan(
             ids.values::<i32>(),
             num_segments,
-            row_bytes,
+            (row_bytes, op),
             ScatterIds::I32,
         ),
         other => panic!("burn-segment: segment ids must be i32 or i64, got {other:?}"),
@@ -152,6 +164,14 @@ pub(super) fn reduce_scattered<T: CpuTensor>(
         T::from_out(out, s)
     }
     by_dtypes!(go, data, ids, ((num_segments, op), shape))
+}
+
+/// The scatter kernels' name for an unplanned sum, max or min (values only).
+pub(super) fn scatter_op(op: SegmentReduction) -> ScatterOp {
+    match op {
+        SegmentReduction::Max | SegmentReduction::Min => ScatterOp::ExtremeValues,
+        _ => ScatterOp::Sum,
+    }
 }
 
 /// The extreme a max or min reduction computes.

@@ -10,10 +10,10 @@ use super::fused::{
     AttentionIndex, attention_backward, attention_dtypes, attention_softmax, sddmm, spmm,
     supports_fused,
 };
-use super::kernels::{CsrPlan, topk_rows};
+use super::kernels::{CsrPlan, ScatterOp, topk_rows};
 use super::ops::{
     Given, extreme, extreme_scattered, given, held_plan, index_list, plan, reduce,
-    reduce_scattered, softmax, sum_masked, supports, usize_list,
+    reduce_scattered, scatter_op, softmax, sum_masked, supports, usize_list,
 };
 use super::tensor::CpuTensor;
 use crate::composite::picked_values;
@@ -86,7 +86,7 @@ pub(crate) fn reduce_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = 
         (
             Ids::Given(given_ids, n),
             SegmentReduction::Sum | SegmentReduction::Max | SegmentReduction::Min,
-        ) => match given(given_ids, &data, *n) {
+        ) => match given(given_ids, &data, *n, scatter_op(r)) {
             Given::Csr(plan) => reduce(data, &plan, r),
             Given::Scattered(values) => reduce_scattered(data, &values, *n, r),
         },
@@ -140,7 +140,7 @@ pub(crate) fn extreme_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive =
     }
     let dtype = ids.dtype();
     match &ids {
-        Ids::Given(given_ids, n) => match given(given_ids, &data, *n) {
+        Ids::Given(given_ids, n) => match given(given_ids, &data, *n, ScatterOp::Extreme) {
             Given::Csr(plan) => extreme(data, &plan, dtype, which),
             Given::Scattered(values) => extreme_scattered(data, &values, *n, which),
         },

@@ -2,8 +2,9 @@
 //!
 //! All kernels view the data as a row-major `[E, d]` matrix (the trailing dimensions flattened
 //! into `d`) and reduce rows into `[N, d]`. Every segment is reduced by one task, in the
-//! original row order, so results are bitwise identical whatever the number of rayon threads;
-//! no result goes through an atomic (only the id scan's speculative offsets do).
+//! original row order (a values-only max or min may fold parts of the rows apart and merge
+//! them, which gives the same bits), so results are bitwise identical whatever the number of
+//! rayon threads; no result goes through an atomic (only the id scan's speculative offsets do).
 
 mod elem;
 mod extreme;
@@ -35,7 +36,7 @@ pub(crate) use plan::CsrPlan;
 pub(crate) use quantile::quantile_rows;
 pub(crate) use reduce::{MaskOf, count, reduce_product, reduce_sum, reduce_sum_masked};
 pub(crate) use scan::{Scan, bad_id, scan_ids};
-pub(crate) use scatter::{scatter_sum, scatters};
+pub(crate) use scatter::{ScatterOp, scatter_sum, scatters};
 pub(crate) use scatter_extreme::{scatter_extreme, scatter_extreme_values};
 pub(crate) use softmax::{softmax, softmax_in_place};
 pub(crate) use topk::{before, topk_rows};
@@ -221,6 +222,16 @@ impl<'a, T> Rows<'a, T> {
     /// Number of rows.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Rows `range` (at most [`len`](Self::len)) as rows of their own: row 0 is `range.start`.
+    pub(crate) fn slice(&self, range: Range<usize>) -> Self {
+        assert!(range.start <= range.end && range.end <= self.len);
+        let data = match range.len() {
+            0 => &self.data[..0],
+            _ => &self.data[range.start * self.stride..],
+        };
+        Self::strided(data, range.len(), self.width, self.stride)
     }
 
     /// Row `r`.

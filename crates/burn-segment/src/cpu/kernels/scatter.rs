@@ -55,19 +55,70 @@ pub(super) fn ahead(num_rows: usize, per: usize, row_bytes: usize) -> usize {
 /// not wait on each other's store.
 pub(super) const TRASH: usize = 4;
 
-/// Whether `num_rows` rows with `row_bytes` bytes of output per segment take the owners' path:
-/// narrow rows, from [`MIN_ROWS`] to `u32::MAX - 1` rows (row indices and "none" fit a `u32`),
-/// on at most [`MAX_OWNERS`] threads.
-pub(crate) fn scatters(num_rows: usize, row_bytes: usize) -> bool {
-    (MIN_ROWS..u32::MAX as usize).contains(&num_rows)
+/// The widest row, in bytes of output per segment, whose values-only max or min splits the
+/// rows ([`splits_rows`]): at 256 bytes that was still 1.5x faster than the CSR gather.
+const MAX_SPLIT_ROW_BYTES: usize = 256;
+
+/// An unplanned reduction over unsorted ids that may take a kernel without a CSR plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ScatterOp {
+    /// A sum (the owners).
+    Sum,
+    /// A max or min with the rows that attain it (the owners).
+    Extreme,
+    /// A max or min, values only (the rows split between the threads, else the owners).
+    ExtremeValues,
+}
+
+/// Whether `num_rows` rows into `num_segments` segments of `row_bytes` bytes of output each
+/// take a scatter kernel for `op` rather than a CSR plan: from [`MIN_ROWS`] rows, on at most
+/// [`MAX_OWNERS`] threads, rows narrow enough for the owners or (values-only extremes) for
+/// [`splits_rows`].
+pub(crate) fn scatters(
+    op: ScatterOp,
+    num_rows: usize,
+    num_segments: usize,
+    row_bytes: usize,
+) -> bool {
+    // Below u32::MAX rows, row indices and "none" fit the owners' u32 arguments.
+    let owners = (MIN_ROWS..u32::MAX as usize).contains(&num_rows)
         && (1..=MAX_ROW_BYTES).contains(&row_bytes)
+        && rayon::current_num_threads() <= MAX_OWNERS;
+    owners || op == ScatterOp::ExtremeValues && splits_rows(num_rows, num_segments, row_bytes)
+}
+
+/// Whether a values-only max or min splits the rows between the threads, each folding its part
+/// into a partial output of its own ([`scatter_extreme_values`](super::scatter_extreme_values)):
+/// from [`MIN_ROWS`] rows of up to [`MAX_SPLIT_ROW_BYTES`], on at most [`MAX_OWNERS`] threads,
+/// and no more segments than rows (each partial is filled and merged whole).
+pub(super) fn splits_rows(num_rows: usize, num_segments: usize, row_bytes: usize) -> bool {
+    num_rows >= MIN_ROWS
+        && num_segments <= num_rows
+        && (1..=MAX_SPLIT_ROW_BYTES).contains(&row_bytes)
         && rayon::current_num_threads() <= MAX_OWNERS
+}
+
+/// Fewer rows than this are split into one part, folded on the calling thread: below it, waking
+/// a second thread cost more than it saved (`benches/RESULTS.md`).
+const ONE_THREAD_ROWS: usize = 1 << 15;
+
+/// How many parts [`splits_rows`] splits `num_rows` rows into: one per thread, at most
+/// [`MAX_OWNERS`], and one below [`ONE_THREAD_ROWS`].
+pub(super) fn parts(num_rows: usize) -> usize {
+    match num_rows {
+        ..ONE_THREAD_ROWS => 1,
+        _ => owners(),
+    }
+}
+
+/// How many owners there are: one per thread, at most [`MAX_OWNERS`].
+fn owners() -> usize {
+    rayon::current_num_threads().clamp(1, MAX_OWNERS)
 }
 
 /// Segments per owner: one owner per thread, each a contiguous range of at least one segment.
 pub(super) fn per_owner(num_segments: usize) -> usize {
-    let owners = rayon::current_num_threads().clamp(1, MAX_OWNERS);
-    num_segments.div_ceil(owners).max(1)
+    num_segments.div_ceil(owners()).max(1)
 }
 
 /// Row `l` of the owner's rows at `base` if it owns it (`l < per`), else scratch row `r %
@@ -298,7 +349,7 @@ mod tests {
                         .build()
                         .unwrap();
                     pool.install(|| {
-                        assert!(scatters(1 << 18, d * 4));
+                        assert!(scatters(ScatterOp::Sum, 1 << 18, n, d * 4));
                         let rows = Rows::new(&finite, d);
                         let got = scatter_sum(simd, Alloc::Vec, rows, &ids, n);
                         assert_eq!(bits(&got), bits(&want_sum), "sum d = {d}, {level:?}");
@@ -330,7 +381,20 @@ mod tests {
             .num_threads(MAX_OWNERS + 1)
             .build()
             .unwrap();
-        assert!(!pool.install(|| scatters(1 << 20, 64)));
-        assert!(!scatters(MIN_ROWS - 1, 64) && !scatters(MIN_ROWS, MAX_ROW_BYTES + 1));
+        for op in [ScatterOp::Sum, ScatterOp::Extreme, ScatterOp::ExtremeValues] {
+            assert!(!pool.install(|| scatters(op, 1 << 20, 1 << 10, 64)));
+            assert!(!scatters(op, MIN_ROWS - 1, 1 << 10, 64));
+        }
+        // Rows too wide for the owners: only a values-only extreme splits them, and only
+        // while there are no more segments than rows.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2);
+        pool.build().unwrap().install(|| {
+            let (wide, values) = (MAX_ROW_BYTES + 1, ScatterOp::ExtremeValues);
+            assert!(!scatters(ScatterOp::Sum, MIN_ROWS, 1 << 10, wide));
+            assert!(!scatters(ScatterOp::Extreme, MIN_ROWS, 1 << 10, wide));
+            assert!(scatters(values, MIN_ROWS, 1 << 10, wide));
+            assert!(!scatters(values, MIN_ROWS, MIN_ROWS + 1, wide));
+            assert!(!scatters(values, MIN_ROWS, 1, MAX_SPLIT_ROW_BYTES + 1));
+        });
     }
 }

@@ -1,7 +1,9 @@
-//! Max and min over unsorted ids without a CSR plan, for narrow rows: the owners of
-//! [`scatter`](super::scatter) folding each row into its segment's running extreme (and the
-//! row that attains it) by [`fold_row`](super::extreme::fold_row)'s rule. An extreme is the same
-//! for any grouping of a segment's rows, so no segment is folded again.
+//! Max and min over unsorted ids without a CSR plan: the owners of [`scatter`](super::scatter)
+//! folding each row into its segment's running extreme (and the row that attains it) by
+//! [`fold_row`](super::extreme::fold_row)'s rule, or, for the values alone, the rows split
+//! between the threads, each folding its part into a partial output that is then merged by the
+//! same rule. An extreme is the same for any grouping of a segment's rows, so no segment is
+//! folded again, and the bits do not depend on the number of threads.
 
 use core::mem::MaybeUninit;
 
@@ -10,7 +12,9 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
-use super::scatter::{TRASH, ahead, block, local, per_owner, prefetch_target, target};
+use super::scatter::{
+    TRASH, ahead, block, local, parts, per_owner, prefetch_target, splits_rows, target,
+};
 use super::{Rows, assume_init_mut};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Simd, simd_dispatch};
@@ -57,7 +61,30 @@ fn extreme_with<T: Elem, I: IdElem, const MAX: bool>(
 }
 
 /// Max or min of each segment, values only: [`scatter_extreme`]'s values, without the arguments.
+///
+/// Where [`splits_rows`] allows, each thread folds a part of the rows (the parts in row order)
+/// into a partial output of its own, and the partials are then folded in part order by the
+/// same rule: the first of equal values (or NaNs) comes from the first part that holds one,
+/// and is that part's first, so the bits are the row-order fold's for any number of parts.
+/// Each thread reads only its part of the rows, where an owner reads them all.
 pub(crate) fn scatter_extreme_values<T: Elem, I: IdElem>(
+    simd: Simd,
+    alloc: Alloc,
+    rows: Rows<T>,
+    ids: &[I],
+    num_segments: usize,
+    extreme: Extreme,
+) -> Out<T> {
+    let row_bytes = rows.width() * size_of::<T>();
+    match (extreme, splits_rows(ids.len(), num_segments, row_bytes)) {
+        (Extreme::Max, true) => split_values::<T, I, true>(simd, alloc, rows, ids, num_segments),
+        (Extreme::Min, true) => split_values::<T, I, false>(simd, alloc, rows, ids, num_segments),
+        (_, false) => owned_values(simd, alloc, rows, ids, num_segments, extreme),
+    }
+}
+
+/// [`scatter_extreme_values`] through the owners.
+fn owned_values<T: Elem, I: IdElem>(
     simd: Simd,
     alloc: Alloc,
     rows: Rows<T>,
@@ -77,6 +104,71 @@ pub(crate) fn scatter_extreme_values<T: Elem, I: IdElem>(
     // SAFETY: each owner wrote every value (the identity, then its rows).
     unsafe { assume_written(values) }
 }
+
+/// Values to merge per task.
+const MERGE_CHUNK: usize = 1 << 14;
+
+/// [`scatter_extreme_values`] with the rows split into [`parts`], one per thread.
+fn split_values<T: Elem, I: IdElem, const MAX: bool>(
+    simd: Simd,
+    alloc: Alloc,
+    rows: Rows<T>,
+    ids: &[I],
+    num_segments: usize,
+) -> Out<T> {
+    let len = num_segments * rows.width();
+    let (e, parts) = (ids.len(), parts(ids.len()));
+    let mut values = output_unwritten::<T>(alloc, len);
+    if parts == 1 || len == 0 {
+        if len > 0 {
+            _ = fold_owner::<T, I, NoArg, MAX>(simd, rows, ids, 0, &mut values);
+        }
+        // SAFETY: `fold_owner` wrote every value (the identity, then the rows).
+        return unsafe { assume_written(values) };
+    }
+    // The partials of the later parts; a pooled block goes back to the pool when dropped.
+    let mut later = output_unwritten::<T>(alloc, (parts - 1) * len);
+    let step = e.div_ceil(parts);
+    let mut partials: Vec<&mut [MaybeUninit<T>]> = core::iter::once(&mut values[..])
+        .chain(later.chunks_mut(len))
+        .collect();
+    partials.par_iter_mut().enumerate().for_each(|(k, part)| {
+        let range = (k * step).min(e)..((k + 1) * step).min(e);
+        _ = fold_owner::<T, I, NoArg, MAX>(simd, rows.slice(range.clone()), &ids[range], 0, part);
+    });
+    // SAFETY: `fold_owner` wrote every value of every partial (the identity, then its rows).
+    let (mut values, later) = unsafe { (assume_written(values), assume_written(later)) };
+    let merge_chunk = |c: usize, held: &mut [T]| {
+        for part in later.chunks_exact(len) {
+            let part = &part[c * MERGE_CHUNK..][..held.len()];
+            merge_simd::<T, MAX>(simd, held, part);
+        }
+    };
+    if len <= MERGE_CHUNK {
+        // On this thread: waking another would cost more than the merge.
+        merge_chunk(0, &mut values);
+    } else {
+        let chunks = values.par_chunks_mut(MERGE_CHUNK).enumerate();
+        chunks.for_each(|(c, held)| merge_chunk(c, held));
+    }
+    values
+}
+
+/// Folds a later part's extremes into `held`, by the rows' rule.
+#[inline(always)]
+fn merge<T: Elem, const MAX: bool>(held: &mut [T], part: &[T]) {
+    for (h, &x) in held.iter_mut().zip(part) {
+        *h = T::pick(wins::<T, MAX>(*h, x), x, *h);
+    }
+}
+
+simd_dispatch!(
+    /// [`merge`] compiled for `simd`.
+    fn merge_simd = merge [T: Elem, const MAX: bool] [T, MAX] (
+        held: &mut [T],
+        part: &[T],
+    )
+);
 
 /// Writes the extremes of the owner of segments `lo..` over `val`, its slice of the values (the
 /// identity where a segment has no rows), and returns the row of each (as `A`, `A::NONE` where
@@ -148,22 +240,34 @@ fn fold_owned_width<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool, const W: u
                 core::slice::from_raw_parts_mut(target(arg_base, arg_spare, l, per, r, d), d),
             )
         };
-        let row = A::from_row(r);
+        let (row, x) = (A::from_row(r), rows.row(r));
+        // Values only: whole blocks of columns (the known width, else 16 at a time).
+        let mut j0 = 0;
         if size_of::<A>() == 0 && W != 0 {
-            // Values only, all loads before all stores: the compiler cannot tell that `v` and
-            // the row do not overlap, and would otherwise fold one value at a time.
-            let (x, held) = (block::<T, W>(rows.row(r)), block::<T, W>(v));
-            v.copy_from_slice(&core::array::from_fn::<T, W, _>(|j| {
-                T::pick(wins::<T, MAX>(held[j], x[j]), x[j], held[j])
-            }));
+            fold_block::<T, MAX, W>(v, x);
             continue;
         }
-        for ((c, a), &x) in v.iter_mut().zip(a.iter_mut()).zip(rows.row(r)) {
+        while size_of::<A>() == 0 && j0 + 16 <= d {
+            fold_block::<T, MAX, 16>(&mut v[j0..j0 + 16], &x[j0..j0 + 16]);
+            j0 += 16;
+        }
+        let (v, a) = (&mut v[j0..], &mut a[j0..]);
+        for ((c, a), &x) in v.iter_mut().zip(a.iter_mut()).zip(&x[j0..]) {
             let take = wins::<T, MAX>(*c, x) | a.is_none();
             *c = T::pick(take, x, *c);
             *a = A::pick(take, row, *a);
         }
     }
+}
+
+/// Folds the `W` values of `x` into `held` (values only), all loads before all stores: the
+/// compiler cannot tell that the two do not overlap, and would otherwise fold one value at a time.
+#[inline(always)]
+fn fold_block<T: Elem, const MAX: bool, const W: usize>(held: &mut [T], x: &[T]) {
+    let (x, h) = (block::<T, W>(x), block::<T, W>(held));
+    held[..W].copy_from_slice(&core::array::from_fn::<T, W, _>(|j| {
+        T::pick(wins::<T, MAX>(h[j], x[j]), x[j], h[j])
+    }));
 }
 
 simd_dispatch!(
@@ -176,3 +280,77 @@ simd_dispatch!(
         arg: &mut [A],
     )
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::kernels::testing::{bits, lcg};
+
+    #[test]
+    fn split_values_only_extremes_keep_the_row_order_bits_for_any_number_of_parts() {
+        // Signed zeros tie: a merge that took a later part's equal value, or merged the parts
+        // out of order, keeps the wrong sign. NaN must win from the first part that has one.
+        let e = 40_000;
+        let mut next = lcg(3);
+        for (n, d) in [
+            (500, 1),
+            (500, 3),
+            (500, 16),
+            (500, 37),
+            (300, 64),
+            (2 * e, 16),
+        ] {
+            // The last three segments have no rows (the identity).
+            let ids: Vec<i64> = (0..e).map(|_| (next() % (n - 3)) as i64).collect();
+            let codes: Vec<usize> = (0..e * d).map(|_| next() % 41).collect();
+            for (extreme, sign) in [(Extreme::Max, 1.0f32), (Extreme::Min, -1.0)] {
+                let data: Vec<f32> = codes
+                    .iter()
+                    .map(|&c| match c {
+                        0 => f32::NAN,
+                        c if c < 20 => -0.0 * sign,
+                        c if c < 39 => 0.0 * sign,
+                        _ => -sign,
+                    })
+                    .collect();
+                let wins = |held: f32, v: f32| match extreme {
+                    Extreme::Max => v > held || v.is_nan() && !held.is_nan(),
+                    Extreme::Min => v < held || v.is_nan() && !held.is_nan(),
+                };
+                let mut want = vec![sign * f32::NEG_INFINITY; n * d];
+                for (r, &id) in ids.iter().enumerate() {
+                    for c in 0..d {
+                        let (held, v) = (&mut want[id as usize * d + c], data[r * d + c]);
+                        if wins(*held, v) {
+                            *held = v;
+                        }
+                    }
+                }
+                for threads in 1..=4 {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap();
+                    pool.install(|| {
+                        assert_eq!(splits_rows(e, n, d * 4), n <= e);
+                        assert_eq!(parts(e), threads);
+                        let rows = Rows::new(&data, d);
+                        let got = scatter_extreme_values(
+                            Simd::detect(),
+                            Alloc::Vec,
+                            rows,
+                            &ids,
+                            n,
+                            extreme,
+                        );
+                        assert_eq!(
+                            bits(&got),
+                            bits(&want),
+                            "{extreme:?} d {d} {threads} threads"
+                        );
+                    });
+                }
+            }
+        }
+    }
+}
