@@ -102,8 +102,8 @@ pub(super) fn splits_rows(num_rows: usize, num_segments: usize, row_bytes: usize
 /// a second thread cost more than it saved (`benches/RESULTS.md`).
 const ONE_THREAD_ROWS: usize = 1 << 15;
 
-/// How many parts [`splits_rows`] splits `num_rows` rows into: one per thread, at most
-/// [`MAX_OWNERS`], and one below [`ONE_THREAD_ROWS`].
+/// How many parts [`splits_rows`] splits `num_rows` rows into, or how many owners share their
+/// segments: one per thread, at most [`MAX_OWNERS`], and one below [`ONE_THREAD_ROWS`].
 pub(super) fn parts(num_rows: usize) -> usize {
     match num_rows {
         ..ONE_THREAD_ROWS => 1,
@@ -116,9 +116,22 @@ fn owners() -> usize {
     rayon::current_num_threads().clamp(1, MAX_OWNERS)
 }
 
-/// Segments per owner: one owner per thread, each a contiguous range of at least one segment.
-pub(super) fn per_owner(num_segments: usize) -> usize {
-    num_segments.div_ceil(owners()).max(1)
+/// Segments per owner of `num_rows` rows: one owner per part ([`parts`]), each a contiguous
+/// range of at least one segment.
+pub(super) fn per_owner(num_segments: usize, num_rows: usize) -> usize {
+    num_segments.div_ceil(parts(num_rows)).max(1)
+}
+
+/// Runs `f(k, chunk)` on each `chunk` of `out`, owner `k`'s, in parallel, or on the calling thread
+/// when there is one owner (rayon would still hand it to a thread of its pool).
+pub(super) fn each_owner<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    match out.len() <= chunk {
+        true => f(0, out),
+        false => out
+            .par_chunks_mut(chunk)
+            .enumerate()
+            .for_each(|(k, c)| f(k, c)),
+    }
 }
 
 /// Row `l` of the owner's rows at `base` if it owns it (`l < per`), else scratch row `r %
@@ -163,29 +176,27 @@ pub(crate) fn scatter_sum<T: Elem, I: IdElem>(
     ids: &[I],
     num_segments: usize,
 ) -> Out<T> {
-    let (d, per) = (rows.width(), per_owner(num_segments));
+    let (d, per) = (rows.width(), per_owner(num_segments, ids.len()));
     let mut out = output_unwritten::<T>(alloc, num_segments * d);
-    out.par_chunks_mut(per * d)
-        .enumerate()
-        .for_each(|(k, slice)| {
-            slice.iter_mut().for_each(|x| _ = x.write(T::ZERO));
-            // SAFETY: every element was written just above.
-            let acc = unsafe { assume_init_mut(slice) };
-            let (lo, owned) = (k * per, acc.len() / d);
-            let mut counts = vec![0u32; owned + TRASH];
-            add_owned_simd(simd, rows, ids, lo, acc, &mut counts);
-            let long: Vec<usize> = (0..owned)
-                .filter(|&s| counts[s] as usize > CHUNK_ROWS)
-                .collect();
-            if !long.is_empty() {
-                // The CSR kernel's chunk trees for the long segments, from one plan of them.
-                let plan = long_plan(ids, lo, &long, &counts[..owned]);
-                let sums = reduce_sum(simd, Alloc::Vec, rows, &plan);
-                for (s, sum) in long.iter().zip(sums.chunks(d)) {
-                    acc[s * d..(s + 1) * d].copy_from_slice(sum);
-                }
+    each_owner(&mut out, per * d, |k, slice| {
+        slice.iter_mut().for_each(|x| _ = x.write(T::ZERO));
+        // SAFETY: every element was written just above.
+        let acc = unsafe { assume_init_mut(slice) };
+        let (lo, owned) = (k * per, acc.len() / d);
+        let mut counts = vec![0u32; owned + TRASH];
+        add_owned_simd(simd, rows, ids, lo, acc, &mut counts);
+        let long: Vec<usize> = (0..owned)
+            .filter(|&s| counts[s] as usize > CHUNK_ROWS)
+            .collect();
+        if !long.is_empty() {
+            // The CSR kernel's chunk trees for the long segments, from one plan of them.
+            let plan = long_plan(ids, lo, &long, &counts[..owned]);
+            let sums = reduce_sum(simd, Alloc::Vec, rows, &plan);
+            for (s, sum) in long.iter().zip(sums.chunks(d)) {
+                acc[s * d..(s + 1) * d].copy_from_slice(sum);
             }
-        });
+        }
+    });
     // SAFETY: each owner's slice was filled with zeros before its rows were added.
     unsafe { assume_written(out) }
 }

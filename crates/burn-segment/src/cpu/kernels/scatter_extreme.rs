@@ -13,7 +13,7 @@ use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::scatter::{
-    TRASH, ahead, block, local, parts, per_owner, prefetch_target, splits_rows, target,
+    TRASH, ahead, block, each_owner, local, parts, per_owner, prefetch_target, splits_rows, target,
 };
 use super::{Rows, assume_init_mut};
 use crate::SegmentExtreme as Extreme;
@@ -42,20 +42,25 @@ fn extreme_with<T: Elem, I: IdElem, const MAX: bool>(
     ids: &[I],
     num_segments: usize,
 ) -> (Out<T>, Out<I>) {
-    let (d, per) = (rows.width(), per_owner(num_segments));
+    let (d, per) = (rows.width(), per_owner(num_segments, ids.len()));
     let mut values = output_unwritten::<T>(alloc, num_segments * d);
     let mut args = output_unwritten::<I>(alloc, num_segments * d);
-    values
-        .par_chunks_mut(per * d)
-        .zip(args.par_chunks_mut(per * d))
-        .enumerate()
-        .for_each(|(k, (val, arg))| {
-            // Row indices as u32 (fewer than u32::MAX rows take this path), widened here.
-            let local = fold_owner::<T, I, u32, MAX>(simd, rows, ids, k * per, val);
-            for (a, l) in arg.iter_mut().zip(local) {
-                a.write(I::from_i64(if l.is_none() { -1 } else { l as i64 }));
-            }
-        });
+    let owner = |k: usize, (val, arg): (&mut [MaybeUninit<T>], &mut [MaybeUninit<I>])| {
+        // Row indices as u32 (fewer than u32::MAX rows take this path), widened here.
+        let local = fold_owner::<T, I, u32, MAX>(simd, rows, ids, k * per, val);
+        for (a, l) in arg.iter_mut().zip(local) {
+            a.write(I::from_i64(if l.is_none() { -1 } else { l as i64 }));
+        }
+    };
+    if per >= num_segments {
+        // One owner, on the calling thread (as `each_owner`).
+        owner(0, (&mut values, &mut args));
+    } else {
+        let chunks = values
+            .par_chunks_mut(per * d)
+            .zip(args.par_chunks_mut(per * d));
+        chunks.enumerate().for_each(|(k, pair)| owner(k, pair));
+    }
     // SAFETY: each owner wrote every value (the identity, then its rows) and every argument.
     unsafe { (assume_written(values), assume_written(args)) }
 }
@@ -92,15 +97,12 @@ fn owned_values<T: Elem, I: IdElem>(
     num_segments: usize,
     extreme: Extreme,
 ) -> Out<T> {
-    let (d, per) = (rows.width(), per_owner(num_segments));
+    let (d, per) = (rows.width(), per_owner(num_segments, ids.len()));
     let mut values = output_unwritten::<T>(alloc, num_segments * d);
-    values
-        .par_chunks_mut(per * d)
-        .enumerate()
-        .for_each(|(k, val)| match extreme {
-            Extreme::Max => _ = fold_owner::<T, I, NoArg, true>(simd, rows, ids, k * per, val),
-            Extreme::Min => _ = fold_owner::<T, I, NoArg, false>(simd, rows, ids, k * per, val),
-        });
+    each_owner(&mut values, per * d, |k, val| match extreme {
+        Extreme::Max => _ = fold_owner::<T, I, NoArg, true>(simd, rows, ids, k * per, val),
+        Extreme::Min => _ = fold_owner::<T, I, NoArg, false>(simd, rows, ids, k * per, val),
+    });
     // SAFETY: each owner wrote every value (the identity, then its rows).
     unsafe { assume_written(values) }
 }
