@@ -1,5 +1,6 @@
 //! Max and min of each segment's rows, with the row that attains them.
 
+use core::mem::MaybeUninit;
 use core::ops::Range;
 
 use rayon::prelude::*;
@@ -7,7 +8,7 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem, pick_bits};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::CsrPlan;
-use super::{Rows, chunk_tree, is_long};
+use super::{Rows, chunk_tree, is_long, parallel};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Level, Simd, simd_dispatch};
 
@@ -135,58 +136,65 @@ fn extreme_with<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
     let mut values = output_unwritten::<T>(alloc, n * d);
     let mut args = output_unwritten::<I>(alloc, n * d);
     if d > 0 {
-        let min_len = plan.min_len(d);
-        values
-            .par_chunks_mut(d)
-            .zip(args.par_chunks_mut(d))
-            .enumerate()
-            .with_min_len(min_len)
-            .for_each_init(
-                || (vec![T::ZERO; d], vec![A::default(); d]),
-                |(local_val, local_arg), (s, (val, arg))| {
-                    let Some(first) = plan.first_row(s) else {
-                        val.iter_mut().for_each(|v| _ = v.write(init));
-                        arg.iter_mut().for_each(|a| _ = a.write(I::from_i64(-1)));
-                        return;
-                    };
-                    if is_long(plan, s) {
-                        let (v, a) = chunk_tree(
-                            plan,
-                            s,
-                            |slots| {
-                                let first = plan.row_at(slots.start);
-                                let mut v = rows.row(first).to_vec();
-                                let mut a = vec![A::from_row(first); d];
-                                fold_slots_simd::<T, A, MAX>(
-                                    simd, rows, plan, slots, first, &mut v, &mut a,
-                                );
-                                (v, a)
-                            },
-                            combine::<T, A, MAX>,
-                        );
-                        local_val.copy_from_slice(&v);
-                        local_arg.copy_from_slice(&a);
-                    } else {
-                        local_val.copy_from_slice(rows.row(first));
-                        local_arg.iter_mut().for_each(|a| *a = A::from_row(first));
+        let scratch = || (vec![T::ZERO; d], vec![A::default(); d]);
+        let segment = |(local_val, local_arg): &mut (Vec<T>, Vec<A>),
+                       s: usize,
+                       val: &mut [MaybeUninit<T>],
+                       arg: &mut [MaybeUninit<I>]| {
+            let Some(first) = plan.first_row(s) else {
+                val.iter_mut().for_each(|v| _ = v.write(init));
+                arg.iter_mut().for_each(|a| _ = a.write(I::from_i64(-1)));
+                return;
+            };
+            if is_long(plan, s) {
+                let (v, a) = chunk_tree(
+                    plan,
+                    s,
+                    |slots| {
+                        let first = plan.row_at(slots.start);
+                        let mut v = rows.row(first).to_vec();
+                        let mut a = vec![A::from_row(first); d];
                         fold_slots_simd::<T, A, MAX>(
-                            simd,
-                            rows,
-                            plan,
-                            plan.slots(s),
-                            first,
-                            local_val,
-                            local_arg,
+                            simd, rows, plan, slots, first, &mut v, &mut a,
                         );
-                    }
-                    val.iter_mut()
-                        .zip(local_val.iter())
-                        .for_each(|(v, &l)| _ = v.write(l));
-                    arg.iter_mut()
-                        .zip(local_arg.iter())
-                        .for_each(|(a, l)| _ = a.write(I::from_i64(l.to_i64())));
-                },
-            );
+                        (v, a)
+                    },
+                    combine::<T, A, MAX>,
+                );
+                local_val.copy_from_slice(&v);
+                local_arg.copy_from_slice(&a);
+            } else {
+                local_val.copy_from_slice(rows.row(first));
+                local_arg.iter_mut().for_each(|a| *a = A::from_row(first));
+                fold_slots_simd::<T, A, MAX>(
+                    simd,
+                    rows,
+                    plan,
+                    plan.slots(s),
+                    first,
+                    local_val,
+                    local_arg,
+                );
+            }
+            val.iter_mut()
+                .zip(local_val.iter())
+                .for_each(|(v, &l)| _ = v.write(l));
+            arg.iter_mut()
+                .zip(local_arg.iter())
+                .for_each(|(a, l)| _ = a.write(I::from_i64(l.to_i64())));
+        };
+        if parallel(plan, d) {
+            let rows = values
+                .par_chunks_mut(d)
+                .zip(args.par_chunks_mut(d))
+                .enumerate();
+            let rows = rows.with_min_len(plan.min_len(d));
+            rows.for_each_init(scratch, |local, (s, (v, a))| segment(local, s, v, a));
+        } else {
+            let mut scratch = scratch();
+            let rows = values.chunks_mut(d).zip(args.chunks_mut(d)).enumerate();
+            rows.for_each(|(s, (v, a))| segment(&mut scratch, s, v, a));
+        }
     }
     // SAFETY: the loop above wrote every row of both outputs (a segment's row when it has
     // rows, the identity and -1 when it is empty); with `d == 0` they hold no elements.

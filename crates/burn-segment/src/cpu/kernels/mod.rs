@@ -41,6 +41,43 @@ pub(crate) use scatter_extreme::{scatter_extreme, scatter_extreme_values};
 pub(crate) use softmax::{softmax, softmax_in_place};
 pub(crate) use topk::{before, topk_rows};
 
+/// Work below this weight ([`plan_work`]) runs on the calling thread: handing it to rayon's pool,
+/// whose second thread must be woken, cost more than it saved (`benches/RESULTS.md`).
+const ONE_THREAD_WORK: usize = 1 << 19;
+
+/// Whether a kernel over `plan` with rows of `d` values runs in parallel ([`ONE_THREAD_WORK`]).
+pub(super) fn parallel(plan: &CsrPlan, d: usize) -> bool {
+    plan_work(plan, d) >= ONE_THREAD_WORK
+}
+
+/// The work of a kernel over `plan` with rows of `d` values: each row read and each segment
+/// written, at `d` values and about 8 more for the ids, offsets and per-row steps (at 1e5 rows
+/// of one value, one thread was 1.4x slower than two).
+fn plan_work(plan: &CsrPlan, d: usize) -> usize {
+    (plan.num_rows() + plan.num_segments()) * (d + 8)
+}
+
+/// Runs `f(k, chunk)` on each chunk of `chunk_len` values of `out` (the last may be shorter):
+/// in parallel, or in order on the calling thread when not `parallel` (rayon would still hand
+/// even one chunk to a thread of its pool).
+pub(super) fn for_each_chunk<T: Send>(
+    out: &mut [T],
+    chunk_len: usize,
+    parallel: bool,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
+    match parallel {
+        true => out
+            .par_chunks_mut(chunk_len)
+            .enumerate()
+            .for_each(|(k, c)| f(k, c)),
+        false => out
+            .chunks_mut(chunk_len)
+            .enumerate()
+            .for_each(|(k, c)| f(k, c)),
+    }
+}
+
 /// An `[N, d]` output in which segment `s`'s row is `init` folded by `f(s, row)`, built in
 /// parallel over the segments. Each row is set to `init` just before `f` folds into it (while
 /// it is in cache), so there is no fill pass over the output first.
@@ -53,15 +90,18 @@ pub(super) fn per_segment<T: Copy + Send + Sync>(
 ) -> Out<T> {
     let mut out = output_unwritten::<T>(alloc, plan.num_segments() * d);
     if d > 0 {
-        let min_len = plan.min_len(d);
-        out.par_chunks_mut(d)
-            .enumerate()
-            .with_min_len(min_len)
-            .for_each(|(s, row)| {
-                row.iter_mut().for_each(|x| _ = x.write(init));
-                // SAFETY: every element of the row was written just above.
-                f(s, unsafe { assume_init_mut(row) })
-            });
+        let one = |(s, row): (usize, &mut [MaybeUninit<T>])| {
+            row.iter_mut().for_each(|x| _ = x.write(init));
+            // SAFETY: every element of the row was written just above.
+            f(s, unsafe { assume_init_mut(row) })
+        };
+        match parallel(plan, d) {
+            true => {
+                let rows = out.par_chunks_mut(d).enumerate();
+                rows.with_min_len(plan.min_len(d)).for_each(one)
+            }
+            false => out.chunks_mut(d).enumerate().for_each(one),
+        }
     }
     // SAFETY: the loop above wrote every row (with `d == 0` there are no elements).
     unsafe { assume_written(out) }
@@ -81,16 +121,14 @@ pub(super) fn per_segment_run<T: Copy + Send + Sync>(
     let mut out = output_unwritten::<T>(alloc, plan.num_segments() * d);
     if d > 0 {
         let run = plan.min_len(d);
-        out.par_chunks_mut(d * run)
-            .enumerate()
-            .for_each(|(k, rows)| {
-                rows.iter_mut().for_each(|x| _ = x.write(init));
-                let first = k * run;
-                // SAFETY: every element of the run was written just above.
-                f(first..first + rows.len() / d, unsafe {
-                    assume_init_mut(rows)
-                })
-            });
+        for_each_chunk(&mut out, d * run, parallel(plan, d), |k, rows| {
+            rows.iter_mut().for_each(|x| _ = x.write(init));
+            let first = k * run;
+            // SAFETY: every element of the run was written just above.
+            f(first..first + rows.len() / d, unsafe {
+                assume_init_mut(rows)
+            })
+        });
     }
     // SAFETY: the loop above wrote every row (with `d == 0` there are no elements).
     unsafe { assume_written(out) }
@@ -363,7 +401,7 @@ mod tests {
 
     #[test]
     fn results_do_not_depend_on_thread_count() {
-        let e = 20_000;
+        let e = 60_000;
         let d = 3;
         let ids: Vec<i64> = (0..e).map(|i| ((i * 7919) % 613) as i64).collect();
         let data: Vec<f32> = (0..e * d)
@@ -371,6 +409,8 @@ mod tests {
             .collect();
         let plan = CsrPlan::new(&ids, 700);
         let rows = Rows::new(&data, d);
+        // Large enough to be split between threads (smaller calls run on the calling thread).
+        assert!(parallel(&plan, d));
         run_all(rows, &plan, 1).assert_same_bits(&run_all(rows, &plan, 4), "4 threads");
     }
 

@@ -44,42 +44,43 @@ pub fn scan_ids<I: IdElem>(ids: &[I], num_segments: usize) -> Result<Scan, (usiz
         true => (0..=num_segments).map(|_| AtomicUsize::new(0)).collect(),
         false => Vec::new(),
     };
-    let chunks: Vec<(Option<(usize, i64)>, bool)> = ids
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let base = c * CHUNK;
-            // Clamped: a bad id before the chunk fails the call anyway, but must not index.
-            let mut prev = base.checked_sub(1).map_or(-1, |r| ids[r].to_i64().max(-1));
-            let (mut in_range, mut sorted) = (true, speculate);
-            for (b, block) in chunk.chunks(BLOCK).enumerate() {
-                let (lo, hi, ascending) = check_block(block);
-                in_range &= lo >= 0 && hi < n;
-                sorted &= ascending && prev <= block[0].to_i64();
-                if sorted && in_range {
-                    let base = base + b * BLOCK;
-                    for (k, &id) in block.iter().enumerate() {
-                        let id = id.to_i64();
-                        if id != prev {
-                            for s in prev + 1..=id {
-                                offsets[s as usize].store(base + k, Ordering::Relaxed);
-                            }
+    let scan_chunk = |(c, chunk): (usize, &[I])| {
+        let base = c * CHUNK;
+        // Clamped: a bad id before the chunk fails the call anyway, but must not index.
+        let mut prev = base.checked_sub(1).map_or(-1, |r| ids[r].to_i64().max(-1));
+        let (mut in_range, mut sorted) = (true, speculate);
+        for (b, block) in chunk.chunks(BLOCK).enumerate() {
+            let (lo, hi, ascending) = check_block(block);
+            in_range &= lo >= 0 && hi < n;
+            sorted &= ascending && prev <= block[0].to_i64();
+            if sorted && in_range {
+                let base = base + b * BLOCK;
+                for (k, &id) in block.iter().enumerate() {
+                    let id = id.to_i64();
+                    if id != prev {
+                        for s in prev + 1..=id {
+                            offsets[s as usize].store(base + k, Ordering::Relaxed);
                         }
-                        prev = id;
                     }
+                    prev = id;
                 }
-                prev = block[block.len() - 1].to_i64();
             }
-            let bad = (!in_range).then(|| {
-                let k = chunk
-                    .iter()
-                    .position(|&id| !(0..n).contains(&id.to_i64()))
-                    .expect("a block held an id out of range");
-                (base + k, chunk[k].to_i64())
-            });
-            (bad, sorted)
-        })
-        .collect();
+            prev = block[block.len() - 1].to_i64();
+        }
+        let bad = (!in_range).then(|| {
+            let k = chunk
+                .iter()
+                .position(|&id| !(0..n).contains(&id.to_i64()))
+                .expect("a block held an id out of range");
+            (base + k, chunk[k].to_i64())
+        });
+        (bad, sorted)
+    };
+    // One chunk on the calling thread (rayon would hand it to a thread of its pool).
+    let chunks: Vec<(Option<(usize, i64)>, bool)> = match ids.len() > CHUNK {
+        true => ids.par_chunks(CHUNK).enumerate().map(scan_chunk).collect(),
+        false => ids.chunks(CHUNK).enumerate().map(scan_chunk).collect(),
+    };
     if let Some(bad) = chunks.iter().find_map(|c| c.0) {
         return Err(bad);
     }

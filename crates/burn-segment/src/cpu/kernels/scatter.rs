@@ -14,12 +14,10 @@
 
 use core::hint::select_unpredictable;
 
-use rayon::prelude::*;
-
 use super::elem::{Elem, IdElem};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::{CsrPlan, FOR_WRITE, prefetch_bytes};
-use super::{CHUNK_ROWS, Rows, assume_init_mut, reduce_sum};
+use super::{CHUNK_ROWS, Rows, assume_init_mut, for_each_chunk, reduce_sum};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
 /// The most owners, and so the most threads this path serves: every owner reads all the rows,
@@ -123,15 +121,9 @@ pub(super) fn per_owner(num_segments: usize, num_rows: usize) -> usize {
 }
 
 /// Runs `f(k, chunk)` on each `chunk` of `out`, owner `k`'s, in parallel, or on the calling thread
-/// when there is one owner (rayon would still hand it to a thread of its pool).
+/// when there is one owner.
 pub(super) fn each_owner<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize, &mut [T]) + Sync) {
-    match out.len() <= chunk {
-        true => f(0, out),
-        false => out
-            .par_chunks_mut(chunk)
-            .enumerate()
-            .for_each(|(k, c)| f(k, c)),
-    }
+    for_each_chunk(out, chunk, out.len() > chunk, f)
 }
 
 /// Row `l` of the owner's rows at `base` if it owns it (`l < per`), else scratch row `r %
