@@ -80,23 +80,13 @@ pub(crate) fn scatter_extreme_values<T: Elem, I: IdElem>(
     num_segments: usize,
     extreme: Extreme,
 ) -> Out<T> {
-    let row_bytes = rows.width() * size_of::<T>();
-    match (extreme, splits_rows(ids.len(), num_segments, row_bytes)) {
-        (Extreme::Max, true) => split_values::<T, I, true>(simd, alloc, rows, ids, num_segments),
-        (Extreme::Min, true) => split_values::<T, I, false>(simd, alloc, rows, ids, num_segments),
-        (_, false) => owned_values(simd, alloc, rows, ids, num_segments, extreme),
+    if splits_rows(ids.len(), num_segments, rows.width() * size_of::<T>()) {
+        return match extreme {
+            Extreme::Max => split_values::<T, I, true>(simd, alloc, rows, ids, num_segments),
+            Extreme::Min => split_values::<T, I, false>(simd, alloc, rows, ids, num_segments),
+        };
     }
-}
-
-/// [`scatter_extreme_values`] through the owners.
-fn owned_values<T: Elem, I: IdElem>(
-    simd: Simd,
-    alloc: Alloc,
-    rows: Rows<T>,
-    ids: &[I],
-    num_segments: usize,
-    extreme: Extreme,
-) -> Out<T> {
+    // The owners.
     let (d, per) = (rows.width(), per_owner(num_segments, ids.len()));
     let mut values = output_unwritten::<T>(alloc, num_segments * d);
     each_owner(&mut values, per * d, |k, val| match extreme {
