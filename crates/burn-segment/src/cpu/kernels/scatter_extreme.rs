@@ -80,7 +80,9 @@ pub(crate) fn scatter_extreme_values<T: Elem, I: IdElem>(
     num_segments: usize,
     extreme: Extreme,
 ) -> Out<T> {
-    if splits_rows(ids.len(), num_segments, rows.width() * size_of::<T>()) {
+    // One part is the owners' single owner, which runs on the calling thread.
+    let split = splits_rows(ids.len(), num_segments, rows.width() * size_of::<T>());
+    if split && parts(ids.len()) > 1 {
         return match extreme {
             Extreme::Max => split_values::<T, I, true>(simd, alloc, rows, ids, num_segments),
             Extreme::Min => split_values::<T, I, false>(simd, alloc, rows, ids, num_segments),
@@ -100,7 +102,7 @@ pub(crate) fn scatter_extreme_values<T: Elem, I: IdElem>(
 /// Values to merge per task.
 const MERGE_CHUNK: usize = 1 << 14;
 
-/// [`scatter_extreme_values`] with the rows split into [`parts`], one per thread.
+/// [`scatter_extreme_values`] with the rows split into [`parts`] (at least two), one per thread.
 fn split_values<T: Elem, I: IdElem, const MAX: bool>(
     simd: Simd,
     alloc: Alloc,
@@ -111,11 +113,8 @@ fn split_values<T: Elem, I: IdElem, const MAX: bool>(
     let len = num_segments * rows.width();
     let (e, parts) = (ids.len(), parts(ids.len()));
     let mut values = output_unwritten::<T>(alloc, len);
-    if parts == 1 || len == 0 {
-        if len > 0 {
-            _ = fold_owner::<T, I, NoArg, MAX>(simd, rows, ids, 0, &mut values);
-        }
-        // SAFETY: `fold_owner` wrote every value (the identity, then the rows).
+    if len == 0 {
+        // SAFETY: there is no value to write.
         return unsafe { assume_written(values) };
     }
     // The partials of the later parts; a pooled block goes back to the pool when dropped.
