@@ -497,4 +497,23 @@ pub trait SegmentBackend: Backend {
         let (s, r) = (senders.segment_ids, receivers.segment_ids);
         Self::segment_attention_backward(src, dst, bias, s, r, alpha, grad, negative_slope)
     }
+
+    /// ELU, element-wise: `x` where `x > 0`, `alpha · (e^x − 1)` elsewhere; any shape. Not a
+    /// segment op: GAT's activation, a kernel here because Burn 0.22 composes it from a masked
+    /// select (a branch per element on Flex) and five more element-wise ops with their backward.
+    #[fusion(dtype = x, shape = x)]
+    fn float_elu(x: FloatTensor<Self>, alpha: f64) -> FloatTensor<Self> {
+        composite::elu::<Self>(x, alpha)
+    }
+
+    /// The gradient of [`float_elu`](Self::float_elu)'s input `x` from the output's gradient:
+    /// `grad` where `x > 0`, `grad · alpha · e^x` elsewhere.
+    #[fusion(dtype = grad, shape = grad)]
+    fn float_elu_backward(
+        x: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        alpha: f64,
+    ) -> FloatTensor<Self> {
+        composite::elu_backward::<Self>(x, grad, alpha)
+    }
 }

@@ -146,6 +146,7 @@
 #![warn(missing_docs)]
 #![allow(deprecated)] // burn::backend::NdArray is deprecated in favour of Flex; we support both.
 
+mod activation;
 mod api;
 mod autodiff;
 mod backend;
@@ -168,6 +169,7 @@ mod weights;
 #[cfg(feature = "wgpu")]
 mod wgpu_probe;
 
+pub use activation::elu;
 pub use api::*;
 pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
 #[cfg(feature = "cube")]

@@ -198,3 +198,19 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 3> for AttentionBackward<G> 
         }
     }
 }
+
+/// `grad · dELU/dx`, from the input the forward kept (from the output, `y + alpha` would lose
+/// the relative accuracy of `alpha · e^x` where `e^x` is below an ulp of `alpha`).
+#[derive(Debug)]
+pub(super) struct EluBackward;
+
+impl<B: SegmentBackend> Backward<B, 1> for EluBackward {
+    /// The input `x` and `alpha`.
+    type State = (FloatTensor<B>, f64);
+    fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (x, alpha) = ops.state;
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            B::float_elu_backward(x, g, alpha)
+        });
+    }
+}

@@ -221,9 +221,9 @@ fn attention_softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
     }
 }
 
-/// `segment_attention_backward` keeps its composite default here: the backward above calls
-/// the inner backend's kernel, and the composite (built from differentiable primitives) serves a
-/// caller that differentiates a gradient.
+/// `segment_attention_backward` and `float_elu_backward` keep their composite defaults here: the
+/// backward passes above call the inner backend's kernels, and the composites (built from
+/// differentiable primitives) serve a caller that differentiates a gradient.
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
     fn segment_attention_softmax(
         src: FloatTensor<Self>,
@@ -485,5 +485,13 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         let (values, rows) =
             B::segment_topk_planned(data.into_primitive(), inner(plan), k, largest);
         (Self::from_inner(values), rows)
+    }
+
+    fn float_elu(x: FloatTensor<Self>, alpha: f64) -> FloatTensor<Self> {
+        let (x, node) = x.into_parts();
+        match EluBackward.prepare::<C>([node]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => prep.finish((x.clone(), alpha), B::float_elu(x, alpha)),
+            OpsKind::UnTracked(prep) => prep.finish(B::float_elu(x, alpha)),
+        }
     }
 }

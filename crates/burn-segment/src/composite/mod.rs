@@ -16,10 +16,12 @@ use burn::tensor::{
 use crate::backend::rows_shape;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 
+mod activation;
 mod fused;
 mod masked;
 mod topk;
 
+pub use activation::{elu, elu_backward};
 pub use fused::{attention_backward, attention_softmax, sddmm, spmm};
 pub use masked::{extreme_masked, softmax_masked, zero_masked_out};
 pub(crate) use topk::picked_values;

@@ -2,6 +2,7 @@
 //! small `CpuTensor` trait (`tensor`); `ops` and `fused` run them on tensors, and this module
 //! wires them into [`SegmentBackend`](crate::SegmentBackend).
 
+mod activation;
 mod fused;
 mod heap;
 pub(crate) mod kernels;
@@ -23,6 +24,7 @@ use burn::backend::{Flex, NdArray};
 
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction, composite};
+use activation::{elu_backward_op, elu_op};
 use wiring::{Ids, attention_backward_op, attention_op, extreme_op, reduce_op, sddmm_op};
 use wiring::{softmax_op, spmm_op, sum_masked_op, topk_op};
 
@@ -302,6 +304,16 @@ macro_rules! impl_cpu_backend {
                     Ids::<Self>::Planned(receivers),
                 );
                 attention_backward_op([src, dst, bias, alpha, grad], s, r, slope)
+            }
+            fn float_elu(x: FloatTensor<Self>, alpha: f64) -> FloatTensor<Self> {
+                elu_op(x, alpha, composite::elu::<Self>)
+            }
+            fn float_elu_backward(
+                x: FloatTensor<Self>,
+                grad: FloatTensor<Self>,
+                alpha: f64,
+            ) -> FloatTensor<Self> {
+                elu_backward_op(x, grad, alpha, composite::elu_backward::<Self>)
             }
         }
     };

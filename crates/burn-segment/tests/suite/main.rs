@@ -1,5 +1,6 @@
 //! The generic test suite of burn-segment, run once per backend (see `common::targets`).
 
+mod activation;
 mod cases;
 mod common;
 mod fused;

@@ -165,18 +165,30 @@ fn ldexp_f64(m: f64, e: i64) -> f64 {
     }
 }
 
+/// `log2(e)`.
+pub(super) const LOG2E: f32 = core::f32::consts::LOG2_E;
+/// ln 2 split in two: the high part has 9 significant bits, so `n · LN2_HI` is exact.
+pub(super) const LN2_HI: f32 = 0.693_359_4;
+/// The rest of ln 2.
+pub(super) const LN2_LO: f32 = -2.121_944_4e-4;
+/// 1.5 · 2^23: adding and subtracting it rounds to the nearest integer.
+pub(super) const ROUND: f32 = 12_582_912.0;
+
+/// Cephes' polynomial `p(r)` with `e^r ≈ 1 + r + r² · p(r)` for `|r| ≤ ln 2 / 2`.
+#[inline(always)]
+pub(super) fn exp_poly(r: f32) -> f32 {
+    ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
+        + 1.666_666_5e-1)
+        * r
+        + 0.5
+}
+
 /// `e^x` for f32 without a libm call, so loops over it vectorise (Cephes' `expf`: `x = n·ln 2 +
 /// r` with `|r| ≤ ln 2 / 2`, a polynomial for `e^r`, `2^n` from exponent bits in two halves so
 /// that subnormal and near-overflow results stay exact). Within 2 ulp of the correctly rounded
 /// value (tested); `-inf` gives 0, `+inf` and overflow `+inf`, NaN NaN.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
-    const LOG2E: f32 = core::f32::consts::LOG2_E;
-    // ln 2 split in two: the high part has 9 significant bits, so `n · LN2_HI` is exact.
-    const LN2_HI: f32 = 0.693_359_4;
-    const LN2_LO: f32 = -2.121_944_4e-4;
-    // 1.5 · 2^23: adding and subtracting it rounds to the nearest integer.
-    const ROUND: f32 = 12_582_912.0;
     // Comparisons rather than `max`/`min`, so NaN stays NaN. Below -104 the result rounds to 0,
     // above 88.8 it overflows to +inf.
     let lo = if x < -104.0 { -104.0 } else { x };
@@ -185,11 +197,7 @@ pub fn exp_f32(x: f32) -> f32 {
     let n = t - ROUND;
     let k = (t.to_bits() as i32).wrapping_sub(ROUND.to_bits() as i32);
     let r = xc - n * LN2_HI - n * LN2_LO;
-    let p = ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
-        + 1.666_666_5e-1)
-        * r
-        + 0.5;
-    let er = p * (r * r) + r + 1.0;
+    let er = exp_poly(r) * (r * r) + r + 1.0;
     // 2^k = 2^(k - k/2) · 2^(k/2), each factor a normal f32 for k in [-150, 128].
     let half = k >> 1;
     let pow2 = |e: i32| f32::from_bits(((e + 127) as u32) << 23);

@@ -6,6 +6,7 @@
 //! them, which gives the same bits), so results are bitwise identical whatever the number of
 //! rayon threads; no result goes through an atomic (only the id scan's speculative offsets do).
 
+mod activation;
 mod elem;
 mod extreme;
 mod extreme_values;
@@ -28,6 +29,7 @@ use super::output;
 use output::{Alloc, Out, assume_written, output_unwritten};
 use plan::{TO_L2, prefetch_bytes};
 
+pub(crate) use activation::{EluElem, elu, elu_backward, elu_backward_in_place, elu_in_place};
 pub(crate) use elem::{Elem, FloatElem, IdElem};
 pub(crate) use extreme::{extreme_simd, reduce_extreme};
 pub(crate) use extreme_values::reduce_extreme_values;
