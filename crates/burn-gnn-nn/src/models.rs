@@ -34,7 +34,7 @@ impl Activation {
     pub fn apply<const D: usize>(self, x: Tensor<D>) -> Tensor<D> {
         match self {
             Activation::Relu => relu(x),
-            Activation::Elu => crate::compat::elu(x),
+            Activation::Elu => burn_segment::elu(x, 1.0),
             Activation::Gelu => gelu(x),
             Activation::LeakyRelu => leaky_relu(x, 0.01),
             Activation::Identity => x,
