@@ -130,6 +130,31 @@ impl GatConv {
         )
     }
 
+    /// Both node scores, `a_srcᵀ W x` and `a_dstᵀ W x` per head (`[N, heads]` each), as one
+    /// product `xw · [A_src | A_dst]`, each `A` the block-diagonal `[heads · d_output, heads]`
+    /// matrix with head `h`'s vector in column `h`: one product forward and two backward, where
+    /// a broadcast multiply and a sum per score cost a pass over `[N, heads, d_output]` each way.
+    fn node_scores(&self, xw: Tensor<2>) -> (Tensor<2>, Tensor<2>) {
+        let [n, width] = xw.dims();
+        let (h, c) = (self.heads, self.d_output);
+        let blocks: Vec<f32> = (0..width * h)
+            .map(|i| if (i / h) / c == i % h { 1.0 } else { 0.0 })
+            .collect();
+        let blocks = Tensor::<2>::from_data(
+            burn::tensor::TensorData::new(blocks, [width, h]),
+            (&xw.device(), xw.dtype()),
+        );
+        let column = |att: &Param<Tensor<2>>| att.val().reshape([width, 1]) * blocks.clone();
+        let scores = xw.matmul(Tensor::cat(
+            vec![column(&self.att_src), column(&self.att_dst)],
+            1,
+        ));
+        (
+            scores.clone().slice([0..n, 0..h]),
+            scores.slice([0..n, h..2 * h]),
+        )
+    }
+
     #[allow(clippy::type_complexity)]
     fn attend(
         &self,
@@ -140,13 +165,8 @@ impl GatConv {
         let n = xw.dims()[0];
         let (h, c) = (self.heads, self.d_output);
         let device = xw.device();
+        let (src, dst) = self.node_scores(xw.clone());
         let xw = xw.reshape([n, h, c]);
-        let score = |att: &Param<Tensor<2>>| {
-            (xw.clone() * att.val().unsqueeze_dim::<3>(0))
-                .sum_dim(2)
-                .reshape([n, h])
-        };
-        let (src, dst) = (score(&self.att_src), score(&self.att_dst));
         let (senders, receivers, existing) = super::with_self_loops(graph, self.add_self_loops);
         let e = senders.num_rows();
         if e == 0 {
