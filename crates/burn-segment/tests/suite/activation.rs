@@ -1,6 +1,8 @@
 //! `elu` on every backend: values against an f64 reference (special values, a transposed view),
 //! the gradient against the f64 derivative.
 
+#![allow(deprecated)] // NdArray: deprecated in Burn 0.22, still supported (the composite path).
+
 use burn::backend::NdArray;
 use burn::tensor::{DType, Tensor};
 use burn_segment::composite;

@@ -66,15 +66,9 @@ impl EluElem for f64 {
 /// for every f32 in `[-30, 0]` (checked exhaustively; sampled in the tests).
 #[inline(always)]
 pub(crate) fn expm1_nonpositive(x: f32) -> f32 {
-    // Comparisons rather than `max`/`min`, so NaN stays NaN. Below -17.5, `e^x < 2^-25` and the
-    // result rounds to -1; the clamp keeps `k` in [-26, 0], so `2^k` is a normal f32.
-    let xc = if x > 0.0 {
-        0.0
-    } else if x < -17.5 {
-        -17.5
-    } else {
-        x
-    };
+    // `clamp` keeps NaN. Below -17.5, `e^x < 2^-25` and the result rounds to -1; the clamp keeps
+    // `k` in [-26, 0], so `2^k` is a normal f32.
+    let xc = x.clamp(-17.5, 0.0);
     let t = xc * LOG2E + ROUND;
     let n = t - ROUND;
     let k = (t.to_bits() as i32).wrapping_sub(ROUND.to_bits() as i32);
