@@ -28,7 +28,7 @@
 //!   step, before timing starts).
 //!
 //! `GNN_BENCH_IDS=i32` makes the device's default Int dtype i32 (graphs keep their ids in it)
-//! instead of the backend's i64. `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray (`wgpu` and `cuda` with their
+//! where the backend's own is wider (NdArray's i64; Flex's is already i32). `GNN_BENCH_BACKEND=ndarray` switches from Flex to NdArray (`wgpu` and `cuda` with their
 //! features; each step then waits for the device); `GNN_BENCH_OUTPUT_POOL=0` turns off the CPU output pool, so that
 //! every large kernel output is mapped afresh (see `burn_segment::cpu::set_output_pool_capacity`).
 //! The bench calls `burn_segment::cpu::retain_freed_memory` first, as a program training on

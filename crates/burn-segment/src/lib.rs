@@ -61,6 +61,7 @@
 //! | [`sddmm`] (per-edge, per-head dot products) | `[E, H]` | — | `spmm` into each side |
 //! | [`attention_softmax`] (GAT's LeakyReLU logits from node scores, softmax per receiver) | `[E, H]` | — | one fused softmax + LeakyReLU backward, then segment sums into each side |
 //! | [`SegmentPlan`] methods, `*_planned` | as the free function | as the free function | as the free function, through the same plan |
+//! | [`elu`] (element-wise, GAT's activation; not a segment op) | `x`'s shape | — | `1` where `x > 0`, `alpha · e^x` elsewhere |
 //!
 //! - **Sizes are explicit.** `num_segments` is always given, never inferred from the ids;
 //!   partition helpers read the number of partitions and the length from shapes, and
