@@ -2,7 +2,7 @@
 
 use burn::tensor::{DType, Shape};
 
-use super::kernels::{self, CsrPlan, Elem, FloatElem};
+use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem};
 use super::ops::check_len;
 use super::tensor::{CpuElem, CpuTensor};
 
@@ -12,18 +12,18 @@ pub(super) fn supports_fused(dtype: DType) -> bool {
 }
 
 /// Fused gather-weight-sum into the receivers `plan` groups, `senders` in range of `x`'s rows.
-pub(super) fn spmm<T: CpuTensor>(x: T, weights: T, senders: &[usize], plan: &CsrPlan) -> T {
+pub(super) fn spmm<T: CpuTensor, I: IdElem>(x: T, weights: T, senders: &[I], plan: &CsrPlan) -> T {
     let d = x.shape()[1];
     let (e, heads) = (weights.shape()[0], weights.shape()[1]);
     check_len(e, senders.len());
     check_len(e, plan.num_rows());
     let n = plan.num_segments();
-    fn go<E: CpuElem + Elem, T: CpuTensor>(
+    fn go<E: CpuElem + Elem, T: CpuTensor, I: IdElem>(
         x: &T,
         w: &T,
         d: usize,
         h: usize,
-        s: &[usize],
+        s: &[I],
         p: &CsrPlan,
         n: usize,
     ) -> T {
@@ -31,50 +31,56 @@ pub(super) fn spmm<T: CpuTensor>(x: T, weights: T, senders: &[usize], plan: &Csr
         T::from_out(out, Shape::from([n, d]))
     }
     match x.dtype() {
-        DType::F32 => go::<f32, T>(&x, &weights, d, heads, senders, plan, n),
-        DType::F64 => go::<f64, T>(&x, &weights, d, heads, senders, plan, n),
+        DType::F32 => go::<f32, T, I>(&x, &weights, d, heads, senders, plan, n),
+        DType::F64 => go::<f64, T, I>(&x, &weights, d, heads, senders, plan, n),
         other => unreachable!("unsupported dtype {other:?} reached the CPU spmm kernel"),
     }
 }
 
 /// Per-edge, per-head dot products of gathered rows, the indices in range of `a`'s and `b`'s.
-pub(super) fn sddmm<T: CpuTensor>(a: T, b: T, ai: &[usize], bi: &[usize], heads: usize) -> T {
+pub(super) fn sddmm<T: CpuTensor, I: IdElem, J: IdElem>(
+    a: T,
+    b: T,
+    ai: &[I],
+    bi: &[J],
+    heads: usize,
+) -> T {
     let d = a.shape()[1];
     check_len(ai.len(), bi.len());
-    fn go<E: CpuElem + Elem, T: CpuTensor>(
+    fn go<E: CpuElem + Elem, T: CpuTensor, I: IdElem, J: IdElem>(
         a: &T,
         b: &T,
         d: usize,
         h: usize,
-        ai: &[usize],
-        bi: &[usize],
+        ai: &[I],
+        bi: &[J],
     ) -> T {
         let out = kernels::sddmm(T::ALLOC, &a.values::<E>(), &b.values::<E>(), d, h, ai, bi);
         T::from_out(out, Shape::from([ai.len(), h]))
     }
     match a.dtype() {
-        DType::F32 => go::<f32, T>(&a, &b, d, heads, ai, bi),
-        DType::F64 => go::<f64, T>(&a, &b, d, heads, ai, bi),
+        DType::F32 => go::<f32, T, I, J>(&a, &b, d, heads, ai, bi),
+        DType::F64 => go::<f64, T, I, J>(&a, &b, d, heads, ai, bi),
         other => unreachable!("unsupported dtype {other:?} reached the CPU sddmm kernel"),
     }
 }
 
 /// The index inputs of the attention kernels: senders and receivers checked to lie in range of
-/// `src`'s and `dst`'s rows, and the receivers' plan.
-pub(super) struct AttentionIndex<'a> {
-    pub(super) senders: &'a [usize],
-    pub(super) receivers: &'a [usize],
+/// `src`'s and `dst`'s rows (in the ids' own dtypes), and the receivers' plan.
+pub(super) struct AttentionIndex<'a, I, J> {
+    pub(super) senders: &'a [I],
+    pub(super) receivers: &'a [J],
     pub(super) plan: &'a CsrPlan<'a>,
 }
 
-impl AttentionIndex<'_> {
+impl<I: IdElem, J: IdElem> AttentionIndex<'_, I, J> {
     /// Runs `f` on the kernel's view of these indices and the node scores `src`, `dst` (`[_,
     /// heads]`) and `bias` (`[E, bias_width]`), with the number of heads.
     fn run<E: CpuElem, T: CpuTensor, R>(
         &self,
         (src, dst, bias): (&T, &T, &T),
         slope: E,
-        f: impl FnOnce(kernels::Attention<'_, E>, usize) -> R,
+        f: impl FnOnce(kernels::Attention<'_, E, I, J>, usize) -> R,
     ) -> R {
         let e = self.senders.len();
         check_len(e, self.receivers.len());
@@ -97,16 +103,16 @@ impl AttentionIndex<'_> {
 }
 
 /// Attention coefficients `[E, heads]`: LeakyReLU logits, then a softmax per receiver.
-pub(super) fn attention_softmax<T: CpuTensor>(
+pub(super) fn attention_softmax<T: CpuTensor, I: IdElem, J: IdElem>(
     src: T,
     dst: T,
     bias: T,
-    index: &AttentionIndex,
+    index: &AttentionIndex<I, J>,
     slope: f64,
 ) -> T {
-    fn go<E: CpuElem + FloatElem, T: CpuTensor>(
+    fn go<E: CpuElem + FloatElem, T: CpuTensor, I: IdElem, J: IdElem>(
         inputs: (&T, &T, &T),
-        index: &AttentionIndex,
+        index: &AttentionIndex<I, J>,
         slope: E,
     ) -> T {
         index.run(inputs, slope, |att, heads| {
@@ -116,8 +122,8 @@ pub(super) fn attention_softmax<T: CpuTensor>(
         })
     }
     match src.dtype() {
-        DType::F32 => go::<f32, T>((&src, &dst, &bias), index, slope as f32),
-        DType::F64 => go::<f64, T>((&src, &dst, &bias), index, slope),
+        DType::F32 => go::<f32, T, I, J>((&src, &dst, &bias), index, slope as f32),
+        DType::F64 => go::<f64, T, I, J>((&src, &dst, &bias), index, slope),
         other => unreachable!("unsupported dtype {other:?} reached the CPU attention kernel"),
     }
 }
@@ -127,15 +133,15 @@ pub(super) fn attention_softmax<T: CpuTensor>(
 pub(super) type AttentionTensors<T> = (T, T, T, T, T);
 
 /// Gradient of the raw attention scores `[E, heads]` (see `Attention::backward` in `kernels`).
-pub(super) fn attention_backward<T: CpuTensor>(
+pub(super) fn attention_backward<T: CpuTensor, I: IdElem, J: IdElem>(
     (src, dst, bias, alpha, grad): AttentionTensors<T>,
-    index: &AttentionIndex,
+    index: &AttentionIndex<I, J>,
     slope: f64,
 ) -> T {
-    fn go<E: CpuElem + FloatElem, T: CpuTensor>(
+    fn go<E: CpuElem + FloatElem, T: CpuTensor, I: IdElem, J: IdElem>(
         inputs: (&T, &T, &T),
         (alpha, grad): (&T, &T),
-        index: &AttentionIndex,
+        index: &AttentionIndex<I, J>,
         slope: E,
     ) -> T {
         index.run(inputs, slope, |att, heads| {
@@ -146,8 +152,8 @@ pub(super) fn attention_backward<T: CpuTensor>(
     }
     let inputs = (&src, &dst, &bias);
     match src.dtype() {
-        DType::F32 => go::<f32, T>(inputs, (&alpha, &grad), index, slope as f32),
-        DType::F64 => go::<f64, T>(inputs, (&alpha, &grad), index, slope),
+        DType::F32 => go::<f32, T, I, J>(inputs, (&alpha, &grad), index, slope as f32),
+        DType::F64 => go::<f64, T, I, J>(inputs, (&alpha, &grad), index, slope),
         other => unreachable!("unsupported dtype {other:?} reached the CPU attention kernel"),
     }
 }

@@ -1,8 +1,6 @@
 //! What the CPU backends' trait methods share: each op written once over [`Ids`], so an
 //! unplanned method and its planned form differ only in how they pass their ids.
 
-use std::borrow::Cow;
-
 use burn::backend::Backend;
 use burn::tensor::DType;
 
@@ -12,8 +10,8 @@ use super::fused::{
 };
 use super::kernels::{CsrPlan, ScatterOp, topk_rows};
 use super::ops::{
-    Given, extreme, extreme_scattered, given, held_plan, index_list, plan, reduce,
-    reduce_scattered, scatter_op, softmax, sum_masked, supports, usize_list,
+    Given, IndexList, extreme, extreme_scattered, given, held_plan, index_list, plan, reduce,
+    reduce_scattered, scatter_op, softmax, sum_masked, supports, with_index,
 };
 use super::tensor::CpuTensor;
 use crate::composite::picked_values;
@@ -56,7 +54,7 @@ impl<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>> Ids<B> {
     ///
     /// # Panics
     /// Naming the first index out of range, or a plan over another number of rows.
-    fn index_list(&self, rows: usize, what: &str) -> Cow<'_, [usize]> {
+    fn index_list(&self, rows: usize, what: &str) -> IndexList<'_> {
         match self {
             Ids::Given(ids, _) => index_list(ids, rows, what),
             Ids::Planned(p) => {
@@ -65,7 +63,7 @@ impl<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>> Ids<B> {
                     "burn-segment: the {what} plan has {} segments but indexes {rows} rows",
                     p.num_segments
                 );
-                usize_list(&p.segment_ids)
+                IndexList::of(&p.segment_ids)
             }
         }
     }
@@ -174,7 +172,7 @@ pub(crate) fn spmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>
         return fallback(x, weights, s, r, n);
     }
     let senders = s.index_list(x.shape()[0], "sender");
-    spmm(x, weights, &senders, &r.csr())
+    with_index!(&senders, |senders| spmm(x, weights, senders, &r.csr()))
 }
 
 /// Per-edge, per-head dot products of `a`'s and `b`'s rows.
@@ -194,7 +192,7 @@ pub(crate) fn sddmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T
         ai.index_list(a.shape()[0], "a"),
         bi.index_list(b.shape()[0], "b"),
     );
-    sddmm(a, b, &ia, &ib, heads)
+    with_index!(&ia, |ia| with_index!(&ib, |ib| sddmm(a, b, ia, ib, heads)))
 }
 
 /// GAT's attention softmax over senders (rows of `src`) and receivers (rows of `dst`).
@@ -211,12 +209,21 @@ pub(crate) fn attention_op<
         let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
         return composite::attention_softmax::<B>(src, dst, bias, s, r, slope);
     }
-    let index = AttentionIndex {
-        senders: &s.index_list(src.shape()[0], "sender"),
-        receivers: &r.index_list(dst.shape()[0], "receiver"),
-        plan: &r.csr(),
-    };
-    attention_softmax(src, dst, bias, &index, slope)
+    let (senders, receivers) = (
+        s.index_list(src.shape()[0], "sender"),
+        r.index_list(dst.shape()[0], "receiver"),
+    );
+    let plan = r.csr();
+    with_index!(&senders, |senders| {
+        with_index!(&receivers, |receivers| {
+            let index = AttentionIndex {
+                senders,
+                receivers,
+                plan: &plan,
+            };
+            attention_softmax(src, dst, bias, &index, slope)
+        })
+    })
 }
 
 /// The raw-score gradient of the attention softmax.
@@ -240,12 +247,21 @@ pub(crate) fn attention_backward_op<
         let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
         return composite::attention_backward::<B>(src, dst, bias, s, r, alpha, grad, slope);
     }
-    let index = AttentionIndex {
-        senders: &s.index_list(src.shape()[0], "sender"),
-        receivers: &r.index_list(dst.shape()[0], "receiver"),
-        plan: &r.csr(),
-    };
-    attention_backward((src, dst, bias, alpha, grad), &index, slope)
+    let (senders, receivers) = (
+        s.index_list(src.shape()[0], "sender"),
+        r.index_list(dst.shape()[0], "receiver"),
+    );
+    let plan = r.csr();
+    with_index!(&senders, |senders| {
+        with_index!(&receivers, |receivers| {
+            let index = AttentionIndex {
+                senders,
+                receivers,
+                plan: &plan,
+            };
+            attention_backward((src, dst, bias, alpha, grad), &index, slope)
+        })
+    })
 }
 
 /// Top-k values and rows (`[N, k, C]`, rows in the ids' dtype) with the data read in place and

@@ -260,6 +260,12 @@ pub trait IdElem: Copy + Send + Sync + 'static {
     fn to_i64(self) -> i64;
     /// An `i64` (an argmax row or a count) in this type.
     fn from_i64(v: i64) -> Self;
+    /// The id as an index, for ids already checked to be in range (a negative one would become
+    /// a huge index, caught by the slice's bounds check).
+    #[inline(always)]
+    fn at(self) -> usize {
+        self.to_i64() as usize
+    }
 }
 impl IdElem for i32 {
     #[inline(always)]

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::elem::{Elem, FloatElem};
+use super::elem::{Elem, FloatElem, IdElem};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::{CsrPlan, GATHER_PREFETCH_DISTANCE, prefetch_row};
 use super::{RowsPtr, per_segment};
@@ -12,20 +12,21 @@ use super::{RowsPtr, per_segment};
 /// `x` is `[N_src, d]` with `d = heads · c`, `weights` `[E, heads]`, `senders` `[E]` (already
 /// checked to lie in `0..N_src`), and `plan` groups the edges by receiver. Each receiver's row
 /// is accumulated by one task in edge order, so the result does not depend on the thread count.
-pub fn spmm<T: Elem>(
+pub fn spmm<T: Elem, I: IdElem>(
     alloc: Alloc,
     x: &[T],
     d: usize,
     weights: &[T],
     heads: usize,
-    senders: &[usize],
+    senders: &[I],
     plan: &CsrPlan,
 ) -> Out<T> {
     // Baseline build only: wider copies gained nothing here, the gathers bound it.
     let c = d / heads.max(1);
     per_segment(alloc, plan, d, T::ZERO, |s, acc| {
         plan.for_rows_prefetch_gather(s, x, d, senders, (weights, heads), |e| {
-            let row = &x[senders[e] * d..(senders[e] + 1) * d];
+            let sender = senders[e].at();
+            let row = &x[sender * d..(sender + 1) * d];
             let w = &weights[e * heads..(e + 1) * heads];
             if heads == 1 {
                 let w = w[0];
@@ -46,14 +47,14 @@ pub fn spmm<T: Elem>(
 /// Per-edge, per-head dot products (see
 /// [`SegmentBackend::segment_sddmm`](crate::SegmentBackend::segment_sddmm)): `a` and `b` are
 /// `[·, d]` with `d = heads · c`; the indices are already checked. Parallel over edges.
-pub fn sddmm<T: Elem>(
+pub fn sddmm<T: Elem, I: IdElem, J: IdElem>(
     alloc: Alloc,
     a: &[T],
     b: &[T],
     d: usize,
     heads: usize,
-    a_index: &[usize],
-    b_index: &[usize],
+    a_index: &[I],
+    b_index: &[J],
 ) -> Out<T> {
     // Every element is written once below (no fill pass first).
     let mut out = output_unwritten::<T>(alloc, a_index.len() * heads);
@@ -68,13 +69,11 @@ pub fn sddmm<T: Elem>(
                     a_index.get(e + GATHER_PREFETCH_DISTANCE),
                     b_index.get(e + GATHER_PREFETCH_DISTANCE),
                 ) {
-                    prefetch_row(a, pa * d, d);
-                    prefetch_row(b, pb * d, d);
+                    prefetch_row(a, pa.at() * d, d);
+                    prefetch_row(b, pb.at() * d, d);
                 }
-                let (ra, rb) = (
-                    &a[a_index[e] * d..(a_index[e] + 1) * d],
-                    &b[b_index[e] * d..(b_index[e] + 1) * d],
-                );
+                let (ia, ib) = (a_index[e].at(), b_index[e].at());
+                let (ra, rb) = (&a[ia * d..(ia + 1) * d], &b[ib * d..(ib + 1) * d]);
                 for (h, o) in o.iter_mut().enumerate() {
                     o.write(dot(&ra[h * c..(h + 1) * c], &rb[h * c..(h + 1) * c]));
                 }
@@ -112,8 +111,9 @@ fn dot<T: Elem>(a: &[T], b: &[T]) -> T {
 /// The inputs of an additive-attention softmax (see
 /// [`SegmentBackend::segment_attention_softmax`](crate::SegmentBackend::segment_attention_softmax)):
 /// per-node scores `src` `[N_src, heads]` and `dst` `[N_dst, heads]`, per-edge `bias`
-/// `[E, bias_width]` (`bias_width` 1 or `heads`), checked indices, and the LeakyReLU slope.
-pub struct Attention<'a, T> {
+/// `[E, bias_width]` (`bias_width` 1 or `heads`), checked indices (in the ids' own dtypes,
+/// `I` and `J`), and the LeakyReLU slope.
+pub struct Attention<'a, T, I, J> {
     /// Scores of the senders.
     pub src: &'a [T],
     /// Scores of the receivers.
@@ -125,21 +125,21 @@ pub struct Attention<'a, T> {
     /// Heads (columns of `src` and `dst`).
     pub heads: usize,
     /// Sender of each edge (row of `src`).
-    pub senders: &'a [usize],
+    pub senders: &'a [I],
     /// Receiver of each edge (row of `dst`).
-    pub receivers: &'a [usize],
+    pub receivers: &'a [J],
     /// LeakyReLU slope for negative inputs.
     pub slope: T,
 }
 
-impl<T: FloatElem> Attention<'_, T> {
+impl<T: FloatElem, I: IdElem, J: IdElem> Attention<'_, T, I, J> {
     /// The rows edge `e` reads: its sender's scores, its receiver's scores (`heads` each) and
     /// its bias (`bias_width`), sliced once per edge so that the loops over the heads only
     /// index these short rows.
     #[inline(always)]
     fn rows(&self, e: usize) -> (&[T], &[T], &[T]) {
         let (h, w) = (self.heads, self.bias_width);
-        let (s, r) = (self.senders[e], self.receivers[e]);
+        let (s, r) = (self.senders[e].at(), self.receivers[e].at());
         (
             &self.src[s * h..(s + 1) * h],
             &self.dst[r * h..(r + 1) * h],
@@ -171,7 +171,7 @@ impl<T: FloatElem> Attention<'_, T> {
                 // `src[senders[e]]` is a gather of rows scattered over memory: prefetch the one of
                 // an edge ahead, as spmm does.
                 if let Some(&ahead) = self.senders.get(e + GATHER_PREFETCH_DISTANCE) {
-                    prefetch_row(self.src, ahead * h, h);
+                    prefetch_row(self.src, ahead.at() * h, h);
                 }
                 let rows = self.rows(e);
                 for (k, o) in row.iter_mut().enumerate() {

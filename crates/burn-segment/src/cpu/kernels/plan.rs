@@ -184,12 +184,12 @@ impl CsrPlan<'_> {
     /// positions too, and the row prefetch would wait on the first of them. Both are prefetched
     /// twice as far ahead, so that the row prefetch finds its id in cache.
     #[inline(always)]
-    pub fn for_rows_prefetch_gather<T, W>(
+    pub fn for_rows_prefetch_gather<T, W, I: IdElem>(
         &self,
         s: usize,
         data: &[T],
         d: usize,
-        gather: &[usize],
+        gather: &[I],
         (row_data, per_row): (&[W], usize),
         mut f: impl FnMut(usize),
     ) {
@@ -198,7 +198,7 @@ impl CsrPlan<'_> {
             None => {
                 for k in range {
                     if let Some(&ahead) = gather.get(k + GATHER_PREFETCH_DISTANCE) {
-                        prefetch_row(data, ahead * d, d);
+                        prefetch_row(data, ahead.at() * d, d);
                     }
                     f(k);
                 }
@@ -210,7 +210,7 @@ impl CsrPlan<'_> {
                         prefetch_row(row_data, far * per_row, per_row);
                     }
                     if let Some(&ahead) = order.get(k + GATHER_PREFETCH_DISTANCE) {
-                        prefetch_row(data, gather[ahead] * d, d);
+                        prefetch_row(data, gather[ahead].at() * d, d);
                     }
                     f(order[k]);
                 }
