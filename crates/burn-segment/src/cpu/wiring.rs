@@ -195,6 +195,28 @@ pub(crate) fn sddmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T
     with_index!(&ia, |ia| with_index!(&ib, |ib| sddmm(a, b, ia, ib, heads)))
 }
 
+/// `$body` with `$index` bound to the [`AttentionIndex`] of the senders `$s` and receivers `$r`
+/// (checked against `$rows`: the rows of `src` and of `dst`), in the ids' own dtypes.
+macro_rules! with_attention_index {
+    ($s:expr, $r:expr, $rows:expr, |$index:ident| $body:expr) => {{
+        let (senders, receivers) = (
+            $s.index_list($rows.0, "sender"),
+            $r.index_list($rows.1, "receiver"),
+        );
+        let plan = $r.csr();
+        with_index!(&senders, |senders| {
+            with_index!(&receivers, |receivers| {
+                let $index = AttentionIndex {
+                    senders,
+                    receivers,
+                    plan: &plan,
+                };
+                $body
+            })
+        })
+    }};
+}
+
 /// GAT's attention softmax over senders (rows of `src`) and receivers (rows of `dst`).
 pub(crate) fn attention_op<
     T: CpuTensor + 'static,
@@ -209,21 +231,10 @@ pub(crate) fn attention_op<
         let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
         return composite::attention_softmax::<B>(src, dst, bias, s, r, slope);
     }
-    let (senders, receivers) = (
-        s.index_list(src.shape()[0], "sender"),
-        r.index_list(dst.shape()[0], "receiver"),
-    );
-    let plan = r.csr();
-    with_index!(&senders, |senders| {
-        with_index!(&receivers, |receivers| {
-            let index = AttentionIndex {
-                senders,
-                receivers,
-                plan: &plan,
-            };
-            attention_softmax(src, dst, bias, &index, slope)
-        })
-    })
+    let rows = (src.shape()[0], dst.shape()[0]);
+    with_attention_index!(s, r, rows, |index| attention_softmax(
+        src, dst, bias, &index, slope
+    ))
 }
 
 /// The raw-score gradient of the attention softmax.
@@ -247,21 +258,12 @@ pub(crate) fn attention_backward_op<
         let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
         return composite::attention_backward::<B>(src, dst, bias, s, r, alpha, grad, slope);
     }
-    let (senders, receivers) = (
-        s.index_list(src.shape()[0], "sender"),
-        r.index_list(dst.shape()[0], "receiver"),
-    );
-    let plan = r.csr();
-    with_index!(&senders, |senders| {
-        with_index!(&receivers, |receivers| {
-            let index = AttentionIndex {
-                senders,
-                receivers,
-                plan: &plan,
-            };
-            attention_backward((src, dst, bias, alpha, grad), &index, slope)
-        })
-    })
+    let rows = (src.shape()[0], dst.shape()[0]);
+    with_attention_index!(s, r, rows, |index| attention_backward(
+        (src, dst, bias, alpha, grad),
+        &index,
+        slope
+    ))
 }
 
 /// Top-k values and rows (`[N, k, C]`, rows in the ids' dtype) with the data read in place and

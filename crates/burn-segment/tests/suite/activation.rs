@@ -63,6 +63,14 @@ fn tolerances(target: &Target, dtype: DType) -> (f64, f64) {
     }
 }
 
+/// [`XS`] as a tensor of `dtype` holds them.
+fn inputs(dtype: DType) -> Vec<f64> {
+    match dtype {
+        DType::F32 => as_f32(&XS),
+        _ => XS.to_vec(),
+    }
+}
+
 fn dtypes(target: &Target) -> Vec<DType> {
     match target.f64() {
         true => vec![DType::F32, DType::F64],
@@ -74,11 +82,7 @@ fn dtypes(target: &Target) -> Vec<DType> {
 fn elu_matches_the_f64_reference_on_every_backend() {
     for t in targets() {
         for dtype in dtypes(&t) {
-            let xs = if dtype == DType::F32 {
-                as_f32(&XS)
-            } else {
-                XS.to_vec()
-            };
+            let xs = inputs(dtype);
             let (rtol, atol) = tolerances(&t, dtype);
             for alpha in [1.0, 1.5] {
                 let want: Vec<f64> = xs.iter().map(|&x| elu_ref(x, alpha)).collect();
@@ -97,11 +101,7 @@ fn elu_matches_the_f64_reference_on_every_backend() {
 fn elu_gradient_is_the_f64_derivative_on_every_autodiff_backend() {
     for t in autodiff_targets() {
         for dtype in dtypes(&t) {
-            let xs = if dtype == DType::F32 {
-                as_f32(&XS)
-            } else {
-                XS.to_vec()
-            };
+            let xs = inputs(dtype);
             let (rtol, atol) = tolerances(&t, dtype);
             let ws: Vec<f64> = (0..XS.len()).map(|i| i as f64 * 0.25 - 2.0).collect();
             for alpha in [1.0, 1.5] {
