@@ -2,7 +2,7 @@
 
 use core::mem::MaybeUninit;
 
-use super::elem::{LN2_HI, LN2_LO, LOG2E, ROUND, exp_f32, exp_poly};
+use super::elem::{FloatElem, LN2_HI, LN2_LO, LOG2E, ROUND, exp_poly};
 use super::{Alloc, Out, assume_written, for_each_chunk, output_unwritten};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
@@ -13,15 +13,26 @@ const ONE_THREAD_VALUES: usize = 1 << 18;
 /// Values per parallel task.
 const CHUNK: usize = 1 << 15;
 
-/// Float types with an ELU: `x` for `x > 0`, `alpha · (e^x − 1)` otherwise.
-pub(crate) trait EluElem: Copy + Send + Sync + 'static {
+/// Float types with an ELU: `x` for `x > 0`, `alpha · (e^x − 1)` otherwise. Only `e^x − 1`
+/// differs by type; the ELU and its gradient are written once over [`FloatElem`].
+pub(crate) trait EluElem: FloatElem {
     /// `alpha` in this type.
     fn from_f64(alpha: f64) -> Self;
+    /// `e^self − 1` for `self ≤ 0` (above 0, a value the ELU does not use).
+    fn expm1_nonpositive(self) -> Self;
     /// The ELU of `self`.
-    fn elu(self, alpha: Self) -> Self;
+    #[inline(always)]
+    fn elu(self, alpha: Self) -> Self {
+        let neg = alpha.mul(self.expm1_nonpositive());
+        if self > Self::ZERO { self } else { neg }
+    }
     /// `grad · dELU/dx`: `grad` where `x > 0`, `grad · alpha · e^x` elsewhere (so `alpha` at 0,
     /// the `x ≤ 0` branch's).
-    fn elu_grad(x: Self, grad: Self, alpha: Self) -> Self;
+    #[inline(always)]
+    fn elu_grad(x: Self, grad: Self, alpha: Self) -> Self {
+        let neg = alpha.mul(x.exp());
+        grad.mul(if x > Self::ZERO { Self::ONE } else { neg })
+    }
 }
 
 impl EluElem for f32 {
@@ -29,14 +40,8 @@ impl EluElem for f32 {
         alpha as f32
     }
     #[inline(always)]
-    fn elu(self, alpha: f32) -> f32 {
-        let neg = alpha * expm1_nonpositive(self);
-        if self > 0.0 { self } else { neg }
-    }
-    #[inline(always)]
-    fn elu_grad(x: f32, grad: f32, alpha: f32) -> f32 {
-        let neg = alpha * exp_f32(x);
-        grad * if x > 0.0 { 1.0 } else { neg }
+    fn expm1_nonpositive(self) -> f32 {
+        expm1_nonpositive(self)
     }
 }
 
@@ -45,16 +50,8 @@ impl EluElem for f64 {
         alpha
     }
     #[inline(always)]
-    fn elu(self, alpha: f64) -> f64 {
-        if self > 0.0 {
-            self
-        } else {
-            alpha * self.exp_m1()
-        }
-    }
-    #[inline(always)]
-    fn elu_grad(x: f64, grad: f64, alpha: f64) -> f64 {
-        grad * if x > 0.0 { 1.0 } else { alpha * x.exp() }
+    fn expm1_nonpositive(self) -> f64 {
+        self.exp_m1()
     }
 }
 
