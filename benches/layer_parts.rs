@@ -8,6 +8,8 @@
 //! - `product/weight_grad`: `xᵀ · g` with `xᵀ` a transposed view, as autodiff computes each
 //!   weight's gradient, and `product/weight_grad_contiguous` the same product from a
 //!   contiguous copy of `xᵀ`;
+//! - `product/step_{matmul,linear}`: one product's forward and weight gradient under autodiff,
+//!   through Burn's matmul and through `burn_segment::linear`;
 //! - `product/{forward,weight_grad}_stacked`: the same with `K = 128`, what one product of
 //!   `[aggregated | x]` with both weights stacked would run instead of two.
 
@@ -79,6 +81,25 @@ fn parts(crit: &mut Criterion) {
         if k == d {
             group.bench_function("product/weight_grad_contiguous", |b| {
                 b.iter(|| done(a_t.clone().matmul(grad.clone())))
+            });
+            // Forward and weight gradient through Burn's matmul and through
+            // `burn_segment::linear` (split by shape), `x` untracked as in `conv/sage`.
+            let (a, grad) = (normal(n, k, 3, &train), normal(n, d, 5, &train));
+            let w = normal(k, d, 4, &train).require_grad();
+            group.bench_function("product/step_matmul", |b| {
+                b.iter(|| {
+                    let grads = (a.clone().matmul(w.clone()) * grad.clone())
+                        .sum()
+                        .backward();
+                    done(w.grad(&grads).expect("tracked"))
+                })
+            });
+            group.bench_function("product/step_linear", |b| {
+                b.iter(|| {
+                    let y = burn_segment::linear(a.clone(), w.clone(), None);
+                    let grads = (y * grad.clone()).sum().backward();
+                    done(w.grad(&grads).expect("tracked"))
+                })
             });
         }
     }

@@ -516,4 +516,22 @@ pub trait SegmentBackend: Backend {
     ) -> FloatTensor<Self> {
         composite::elu_backward::<Self>(x, grad, alpha)
     }
+
+    /// A linear layer's product `x · weight` for `x: [rows, d_input]` and
+    /// `weight: [d_input, d_output]`. Not a segment op: a kernel here because Burn 0.22's CPU
+    /// matmul splits a product with a narrow output poorly across threads.
+    #[fusion(dtype = x, shape = Shape::new([x[0], weight[1]]))]
+    fn float_linear(x: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
+        composite::linear::<Self>(x, weight)
+    }
+
+    /// The gradient of [`float_linear`](Self::float_linear)'s weight from the output's
+    /// gradient: `xᵀ · grad`, `[d_input, d_output]`.
+    #[fusion(dtype = x, shape = Shape::new([x[1], grad[1]]))]
+    fn float_linear_weight_backward(
+        x: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        composite::linear_weight_backward::<Self>(x, grad)
+    }
 }

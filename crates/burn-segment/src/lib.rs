@@ -62,6 +62,7 @@
 //! | [`attention_softmax`] (GAT's LeakyReLU logits from node scores, softmax per receiver) | `[E, H]` | — | one fused softmax + LeakyReLU backward, then segment sums into each side |
 //! | [`SegmentPlan`] methods, `*_planned` | as the free function | as the free function | as the free function, through the same plan |
 //! | [`elu`] (element-wise, GAT's activation; not a segment op) | `x`'s shape | — | `1` where `x > 0`, `alpha · e^x` elsewhere |
+//! | [`linear`] (a linear layer's `x · W + b`; not a segment op) | `[..., d_output]` | — | `grad · Wᵀ`, `xᵀ · grad`, `Σ grad` |
 //!
 //! - **Sizes are explicit.** `num_segments` is always given, never inferred from the ids;
 //!   partition helpers read the number of partitions and the length from shapes, and
@@ -156,6 +157,7 @@ pub mod cpu;
 #[cfg(feature = "cube")]
 mod cube;
 mod fused;
+mod linear;
 mod masked;
 pub mod pairwise;
 mod partition;
@@ -179,6 +181,7 @@ pub use cube::wgpu_kernel_calls;
 pub use fused::{
     attention_softmax, attention_softmax_planned, sddmm, sddmm_planned, spmm, spmm_planned,
 };
+pub use linear::linear;
 pub use masked::Masked;
 pub use partition::*;
 pub use plan::{SegmentPlan, SegmentPlanPrimitive};

@@ -214,3 +214,29 @@ impl<B: SegmentBackend> Backward<B, 1> for EluBackward {
         });
     }
 }
+
+/// `d x = grad · weightᵀ` and `d weight = xᵀ · grad`, both through the backend's linear
+/// kernels (the weight gradient is the one Burn's matmul split poorly).
+#[derive(Debug)]
+pub(super) struct LinearBackward;
+
+impl<B: SegmentBackend> Backward<B, 2> for LinearBackward {
+    /// `x` (for the weight's gradient) and `weight` (for `x`'s), each kept only when the other
+    /// is tracked.
+    type State = (Option<FloatTensor<B>>, Option<FloatTensor<B>>);
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
+        let (x, w) = ops.state;
+        binary::<B, _, _>(
+            ops.parents,
+            ops.node,
+            grads,
+            |g| {
+                let w = w.expect("the weight is kept when x is tracked");
+                B::float_linear(g, B::float_swap_dims(w, 0, 1))
+            },
+            |g| {
+                B::float_linear_weight_backward(x.expect("x is kept when the weight is tracked"), g)
+            },
+        );
+    }
+}

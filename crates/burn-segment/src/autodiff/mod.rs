@@ -221,7 +221,8 @@ fn attention_softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
     }
 }
 
-/// `segment_attention_backward` and `float_elu_backward` keep their composite defaults here: the
+/// `segment_attention_backward`, `float_elu_backward` and `float_linear_weight_backward` keep
+/// their composite defaults here: the
 /// backward passes above call the inner backend's kernels, and the composites (built from
 /// differentiable primitives) serve a caller that differentiates a gradient.
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
@@ -492,6 +493,24 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         match EluBackward.prepare::<C>([node]).compute_bound().stateful() {
             OpsKind::Tracked(prep) => prep.finish((x.clone(), alpha), B::float_elu(x, alpha)),
             OpsKind::UnTracked(prep) => prep.finish(B::float_elu(x, alpha)),
+        }
+    }
+
+    fn float_linear(x: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
+        let (x_tracked, w_tracked) = (x.is_tracked(), weight.is_tracked());
+        let (x, xn) = x.into_parts();
+        let (w, wn) = weight.into_parts();
+        match LinearBackward
+            .prepare::<C>([xn, wn])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(prep) => {
+                let keep_x = w_tracked.then(|| x.clone());
+                let keep_w = x_tracked.then(|| w.clone());
+                prep.finish((keep_x, keep_w), B::float_linear(x, w))
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::float_linear(x, w)),
         }
     }
 }

@@ -18,11 +18,13 @@ use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 
 mod activation;
 mod fused;
+mod linear;
 mod masked;
 mod topk;
 
 pub use activation::{elu, elu_backward};
 pub use fused::{attention_backward, attention_softmax, sddmm, spmm};
+pub use linear::{linear, linear_weight_backward};
 pub use masked::{extreme_masked, softmax_masked, zero_masked_out};
 pub(crate) use topk::picked_values;
 pub use topk::topk;

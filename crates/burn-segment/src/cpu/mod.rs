@@ -6,6 +6,7 @@ mod activation;
 mod fused;
 mod heap;
 pub(crate) mod kernels;
+mod linear;
 mod ops;
 mod output;
 pub(crate) mod simd;
@@ -25,6 +26,7 @@ use burn::backend::{Flex, NdArray};
 use crate::plan::SegmentPlanPrimitive;
 use crate::{SegmentExtreme, SegmentReduction, composite};
 use activation::{elu_backward_op, elu_op};
+use linear::{linear_op, linear_weight_backward_op};
 use wiring::{Ids, attention_backward_op, attention_op, extreme_op, reduce_op, sddmm_op};
 use wiring::{softmax_op, spmm_op, sum_masked_op, topk_op};
 
@@ -314,6 +316,15 @@ macro_rules! impl_cpu_backend {
                 alpha: f64,
             ) -> FloatTensor<Self> {
                 elu_backward_op(x, grad, alpha, composite::elu_backward::<Self>)
+            }
+            fn float_linear(x: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
+                linear_op(x, weight, composite::linear::<Self>)
+            }
+            fn float_linear_weight_backward(
+                x: FloatTensor<Self>,
+                grad: FloatTensor<Self>,
+            ) -> FloatTensor<Self> {
+                linear_weight_backward_op(x, grad, composite::linear_weight_backward::<Self>)
             }
         }
     };

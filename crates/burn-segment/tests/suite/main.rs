@@ -6,6 +6,7 @@ mod common;
 mod fused;
 mod gradients;
 mod large;
+mod linear;
 mod masked;
 mod pairwise;
 mod planned;

@@ -1,5 +1,6 @@
 //! The CPU kernels run on their caller's rayon pool: inside `ThreadPool::install` they use that
-//! pool's threads, not the global pool's, and give the same bits for any number of threads.
+//! pool's threads, not the global pool's, and give the same bits for any number of threads
+//! (the segment ops, and `linear`'s products, which are split by shape).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -38,6 +39,20 @@ fn run(device: &Device) -> Vec<u64> {
         }
         out.extend(read_int(arg).into_iter().map(|a| a as u64));
     }
+    // A linear layer's product (in parts of rows) and its weight gradient (in partial sums).
+    let train = device.clone().autodiff();
+    let (rows, d) = (3000, 64);
+    let x: Tensor<2> = f32s(&crate::linear::values(rows * d, 1), [rows, d], &train);
+    let w = f32s(&crate::linear::values(d * d, 2), [d, d], &train).require_grad();
+    let c: Tensor<2> = f32s(&crate::linear::values(rows * d, 3), [rows, d], &train);
+    let y = burn_segment::linear(x, w.clone(), None);
+    let grads = (y.clone() * c).sum().backward();
+    out.extend(read(y).into_iter().map(f64::to_bits));
+    out.extend(
+        read(w.grad(&grads).expect("w is tracked"))
+            .into_iter()
+            .map(f64::to_bits),
+    );
     out
 }
 
