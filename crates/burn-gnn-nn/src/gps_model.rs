@@ -79,10 +79,10 @@ impl GraphGps {
         if x.dims()[0] == 0 {
             return crate::compat::no_rows(self.output.weight.dims()[1], &x);
         }
-        let mut h = self.input.forward(x);
+        let mut h = crate::compat::linear(&self.input, x);
         for layer in &self.layers {
             h = layer.forward(h, graph, None);
         }
-        self.output.forward(h)
+        crate::compat::linear(&self.output, h)
     }
 }

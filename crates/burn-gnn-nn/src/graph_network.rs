@@ -99,7 +99,7 @@ impl ConcatMlp {
             // NdArray's matmul divides by zero on empty inputs.
             return crate::compat::no_rows(self.output.weight.dims()[1], &x);
         }
-        self.output.forward(relu(self.hidden.forward(x)))
+        crate::compat::linear(&self.output, relu(crate::compat::linear(&self.hidden, x)))
     }
 }
 

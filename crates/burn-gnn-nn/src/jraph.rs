@@ -187,7 +187,7 @@ impl GraphConvolution {
         if n == 0 {
             return crate::compat::no_rows(self.update.weight.dims()[1], &x);
         }
-        let h = self.update.forward(x);
+        let h = crate::compat::linear(&self.update, x);
         let (senders, receivers) = match self.add_self_edges {
             true => graph.plans_with_self_loops(),
             false => (graph.sender_plan(), graph.receiver_plan()),
@@ -229,14 +229,13 @@ impl JraphGat {
         if n == 0 || graph.sum_n_edge() == 0 {
             return Tensor::zeros([n, d], (&x.device(), x.dtype()));
         }
-        let q = self.query.forward(x);
+        let q = crate::compat::linear(&self.query, x);
         let (sent, received) = (
             gather_rows(q.clone(), graph.senders().clone()),
             gather_rows(q, graph.receivers().clone()),
         );
         let logits = leaky_relu(
-            self.logit
-                .forward(Tensor::cat(vec![sent.clone(), received], 1)),
+            crate::compat::linear(&self.logit, Tensor::cat(vec![sent.clone(), received], 1)),
             self.negative_slope,
         );
         let receivers = graph.receiver_plan();

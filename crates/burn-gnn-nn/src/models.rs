@@ -244,7 +244,7 @@ impl StackHead {
         if combined.dims()[0] == 0 {
             return crate::compat::no_rows(lin.weight.dims()[1], &combined);
         }
-        lin.forward(combined)
+        crate::compat::linear(lin, combined)
     }
 }
 

@@ -112,7 +112,7 @@ impl ChebConv {
             return crate::compat::no_rows(self.lins[0].weight.dims()[1], &x);
         }
         let lap = Laplacian::new(graph);
-        let mut out = self.lins[0].forward(x.clone());
+        let mut out = crate::compat::linear(&self.lins[0], x.clone());
         let (mut prev, mut cur) = (x.clone(), x);
         for (k, lin) in self.lins.iter().enumerate().skip(1) {
             let next = if k == 1 {
@@ -120,7 +120,7 @@ impl ChebConv {
             } else {
                 Laplacian::apply(&lap, cur.clone()).mul_scalar(2.0) - prev.clone()
             };
-            out = out + lin.forward(next.clone());
+            out = out + crate::compat::linear(lin, next.clone());
             (prev, cur) = (cur, next);
         }
         match &self.bias {

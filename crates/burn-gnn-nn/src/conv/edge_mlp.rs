@@ -15,7 +15,7 @@ fn mlp(first: &Linear, second: &Linear, x: Tensor<2>) -> Tensor<2> {
     if x.dims()[0] == 0 {
         return crate::compat::no_rows(second.weight.dims()[1], &x);
     }
-    second.forward(relu(first.forward(x)))
+    crate::compat::linear(second, relu(crate::compat::linear(first, x)))
 }
 
 /// Configuration of a [`GineConv`]; `eps`/`train_eps` default as PyG's `GINEConv`.
@@ -92,7 +92,7 @@ impl MessagePassing for GineConv {
             .edge_attr()
             .expect("GineConv needs edge features: pass edge_attr");
         let e = match &self.lin_edge {
-            Some(lin) => lin.forward(e),
+            Some(lin) => crate::compat::linear(lin, e),
             None => e,
         };
         relu(edges.x_j() + e)

@@ -122,7 +122,11 @@ impl GatConv {
         x: Tensor<2>,
         graph: &GraphsTuple,
     ) -> (Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
-        let (_, alpha, senders, receivers) = self.attend(x.matmul(self.weight.val()), graph, None);
+        let (_, alpha, senders, receivers) = self.attend(
+            burn_segment::linear(x, self.weight.val(), None),
+            graph,
+            None,
+        );
         (
             alpha,
             senders.segment_ids().clone(),
@@ -145,10 +149,8 @@ impl GatConv {
             (&xw.device(), xw.dtype()),
         );
         let column = |att: &Param<Tensor<2>>| att.val().reshape([width, 1]) * blocks.clone();
-        let scores = xw.matmul(Tensor::cat(
-            vec![column(&self.att_src), column(&self.att_dst)],
-            1,
-        ));
+        let both = Tensor::cat(vec![column(&self.att_src), column(&self.att_dst)], 1);
+        let scores = burn_segment::linear(xw, both, None);
         (
             scores.clone().slice([0..n, 0..h]),
             scores.slice([0..n, h..2 * h]),
@@ -226,7 +228,7 @@ impl GatConv {
         if projected || x.dims()[0] == 0 {
             return self.forward_projected_with_edge_attr(x, graph, edge_attr);
         }
-        let xw = x.matmul(self.weight.val());
+        let xw = burn_segment::linear(x, self.weight.val(), None);
         self.forward_projected_with_edge_attr(xw, graph, edge_attr)
     }
 
@@ -356,8 +358,8 @@ impl GatConv {
         let out = if e == 0 || ns == 0 {
             Tensor::<3>::zeros([nd, h, c], (&x_dst.device(), x_dst.dtype()))
         } else {
-            let xs = x_src.matmul(self.weight.val()).reshape([ns, h, c]);
-            let xd = x_dst.matmul(self.weight.val()).reshape([nd, h, c]);
+            let xs = burn_segment::linear(x_src, self.weight.val(), None).reshape([ns, h, c]);
+            let xd = burn_segment::linear(x_dst, self.weight.val(), None).reshape([nd, h, c]);
             let score = |t: Tensor<3>, att: &Param<Tensor<2>>, rows: usize| {
                 (t * att.val().unsqueeze_dim::<3>(0))
                     .sum_dim(2)

@@ -206,7 +206,7 @@ impl GcnConv {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
             return crate::compat::no_rows(self.weight.dims()[1], &x);
         }
-        self.forward_projected(x.matmul(self.weight.val()), norm)
+        self.forward_projected(burn_segment::linear(x, self.weight.val(), None), norm)
     }
 
     /// The convolution applied to features already multiplied by [`weight`](Self::weight),

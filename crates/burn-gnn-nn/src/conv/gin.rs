@@ -104,14 +104,15 @@ impl MessagePassing for GinConv {
 
     /// `MLP((1 + ε) x_i + aggregated)`.
     fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
-        let h = self
-            .mlp_in
-            .forward(gin_root(&self.eps, self.eps_fixed, x_dst) + aggregated);
+        let h = crate::compat::linear(
+            &self.mlp_in,
+            gin_root(&self.eps, self.eps_fixed, x_dst) + aggregated,
+        );
         let h = match &self.norm {
             Some(norm) => norm.forward(h),
             None => h,
         };
-        self.mlp_out.forward(relu(h))
+        crate::compat::linear(&self.mlp_out, relu(h))
     }
 
     fn d_output(&self) -> Option<usize> {

@@ -152,9 +152,10 @@ impl<L: Module> GpsConv<L> {
         };
         let hidden = dropout(
             &self.dropout,
-            self.activation.apply(self.mlp_in.forward(out.clone())),
+            self.activation
+                .apply(crate::compat::linear(&self.mlp_in, out.clone())),
         );
-        let mlp = dropout(&self.dropout, self.mlp_out.forward(hidden));
+        let mlp = dropout(&self.dropout, crate::compat::linear(&self.mlp_out, hidden));
         norm(2, out + mlp)
     }
 
@@ -167,9 +168,9 @@ impl<L: Module> GpsConv<L> {
         let dh = c / self.heads;
         let scale = 1.0 / (dh as f64).sqrt();
         let (q, k, v) = (
-            self.query.forward(x.clone()) * scale,
-            self.key.forward(x.clone()),
-            self.value.forward(x),
+            crate::compat::linear(&self.query, x.clone()) * scale,
+            crate::compat::linear(&self.key, x.clone()),
+            crate::compat::linear(&self.value, x),
         );
         // A graph's nodes are contiguous: sorted ids, read once, let each query visit only its
         // own graph's tiles.
@@ -191,7 +192,7 @@ impl<L: Module> GpsConv<L> {
                     .expect("shapes fixed by the projections")
             })
             .collect();
-        self.output.forward(Tensor::cat(heads, 1))
+        crate::compat::linear(&self.output, Tensor::cat(heads, 1))
     }
 }
 

@@ -6,7 +6,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
-use crate::{Aggregation, EdgeInputs, MessagePassing};
+use crate::{Aggregation, EdgeInputs, MessagePassing, compat};
 
 /// Configuration of a [`GraphConv`]; defaults are PyG's `GraphConv`.
 #[derive(Config, Debug)]
@@ -107,7 +107,7 @@ impl MessagePassing for GraphConv {
 
     /// `W_1 x_i + W_2 · aggregated`.
     fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
-        self.lin_rel.forward(aggregated) + self.lin_root.forward(x_dst)
+        compat::linear(&self.lin_rel, aggregated) + compat::linear(&self.lin_root, x_dst)
     }
 
     fn d_output(&self) -> Option<usize> {

@@ -197,7 +197,7 @@ fn mlp(layers: &[Linear], mut x: Tensor<2>) -> Tensor<2> {
         if l > 0 {
             x = relu(x);
         }
-        x = layer.forward(x);
+        x = crate::compat::linear(layer, x);
     }
     x
 }
@@ -230,7 +230,7 @@ impl PnaConv {
         };
         let receivers = graph.receiver_plan();
         let edges = match (&self.edge_encoder, edge_attr) {
-            (Some(encoder), Some(e)) => Some(encoder.forward(e)),
+            (Some(encoder), Some(e)) => Some(crate::compat::linear(encoder, e)),
             (None, None) => None,
             _ => panic!("burn-gnn: PnaConv takes edge features exactly when built with edge_dim"),
         };
@@ -277,7 +277,7 @@ impl PnaConv {
             );
             mlp(&self.post_nns[t], Tensor::cat(parts, 1))
         });
-        self.lin.forward(Tensor::cat(outs.collect(), 1))
+        crate::compat::linear(&self.lin, Tensor::cat(outs.collect(), 1))
     }
 
     /// The factor of `scaler` per node, `[N, 1]`.

@@ -6,7 +6,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
-use crate::{Aggregation, EdgeInputs, MessagePassing};
+use crate::{Aggregation, EdgeInputs, MessagePassing, compat};
 
 /// Configuration of a [`SageConv`]; defaults are PyG's `SAGEConv`.
 #[derive(Config, Debug)]
@@ -113,9 +113,9 @@ impl MessagePassing for SageConv {
 
     /// `W_1 · aggregated + W_2 x_i`, L2-normalised with `normalize`.
     fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
-        let mut out = self.lin_neighbors.forward(aggregated);
+        let mut out = compat::linear(&self.lin_neighbors, aggregated);
         if let Some(root) = &self.lin_root {
-            out = out + root.forward(x_dst);
+            out = out + compat::linear(root, x_dst);
         }
         if self.normalize {
             let norm = out

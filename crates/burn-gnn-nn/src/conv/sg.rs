@@ -69,7 +69,7 @@ impl SgConv {
         if x.dims()[0] == 0 {
             return crate::compat::no_rows(self.lin.weight.dims()[1], &x);
         }
-        self.lin.forward(self.propagate(x, graph))
+        crate::compat::linear(&self.lin, self.propagate(x, graph))
     }
 }
 

@@ -97,9 +97,11 @@ impl TransformerConv {
             Tensor::<3>::zeros([n, h, c], (&x.device(), x.dtype()))
         } else {
             let (senders, receivers) = (graph.sender_plan(), graph.receiver_plan());
-            let q = receivers.gather(self.query.forward(x.clone()).reshape([n, h, c]));
-            let k = senders.gather(self.key.forward(x.clone()).reshape([n, h, c]));
-            let v = senders.gather(self.value.forward(x.clone()).reshape([n, h, c]));
+            let q =
+                receivers.gather(crate::compat::linear(&self.query, x.clone()).reshape([n, h, c]));
+            let k = senders.gather(crate::compat::linear(&self.key, x.clone()).reshape([n, h, c]));
+            let v =
+                senders.gather(crate::compat::linear(&self.value, x.clone()).reshape([n, h, c]));
             let logits = (q * k)
                 .sum_dim(2)
                 .reshape([e, h])
@@ -109,7 +111,7 @@ impl TransformerConv {
         };
         let out = super::combine_heads(out, self.concat, None);
         match &self.skip {
-            Some(s) => out + s.forward(x),
+            Some(s) => out + crate::compat::linear(s, x),
             None => out,
         }
     }

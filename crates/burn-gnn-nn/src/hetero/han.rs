@@ -125,7 +125,7 @@ impl HanConv {
             let n = xt.dims()[0];
             proj.push(match n {
                 0 => Tensor::empty([0, h, d], (&xt.device(), xt.dtype())),
-                _ => self.proj[i].forward(xt.clone()).reshape([n, h, d]),
+                _ => crate::compat::linear(&self.proj[i], xt.clone()).reshape([n, h, d]),
             });
         }
         let index = |t: &str| self.node_types.iter().position(|x| x == t);
@@ -174,10 +174,9 @@ impl HanConv {
                 1 => zs.pop().expect("one relation"),
                 k => {
                     let stacked = Tensor::stack::<3>(zs, 0); // [k, n, o]
-                    let keys = self
-                        .k_lin
-                        .forward(stacked.clone().reshape([k * n, o]))
-                        .tanh();
+                    let keys =
+                        crate::compat::linear(&self.k_lin, stacked.clone().reshape([k * n, o]))
+                            .tanh();
                     let w = (keys * self.q.val().unsqueeze_dim(0))
                         .sum_dim(1)
                         .reshape([k, n]);

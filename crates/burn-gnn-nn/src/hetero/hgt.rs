@@ -120,7 +120,9 @@ impl HgtConv {
                 NnError::Hetero(format!("HgtConv needs features of node type `{t}`"))
             })?;
             let n = xt.dims()[0];
-            let heads = |lin: &Linear| (n > 0).then(|| lin.forward(xt.clone()).reshape([n, h, d]));
+            let heads = |lin: &Linear| {
+                (n > 0).then(|| crate::compat::linear(lin, xt.clone()).reshape([n, h, d]))
+            };
             kqv.push((
                 heads(&self.k_lin[i]),
                 heads(&self.q_lin[i]),
@@ -182,7 +184,7 @@ impl HgtConv {
                 )
                 .reshape([n, o])
             };
-            let mut y = self.a_lin[ti].forward(gelu(message));
+            let mut y = crate::compat::linear(&self.a_lin[ti], gelu(message));
             if xt.dims()[1] == o {
                 let beta = sigmoid(self.skip.val().slice(ti..ti + 1)).unsqueeze_dim::<2>(0);
                 y = y * beta.clone() + xt.clone() * (beta.neg() + 1.0);
