@@ -222,9 +222,9 @@ fn attention_softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
 }
 
 /// `segment_attention_backward`, `float_elu_backward` and `float_linear_weight_backward` keep
-/// their composite defaults here: the
-/// backward passes above call the inner backend's kernels, and the composites (built from
-/// differentiable primitives) serve a caller that differentiates a gradient.
+/// their composite defaults here: the backward passes above call the inner backend's kernels,
+/// and the composites (built from differentiable primitives) serve a caller that
+/// differentiates a gradient.
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
     fn segment_attention_softmax(
         src: FloatTensor<Self>,
