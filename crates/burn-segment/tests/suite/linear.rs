@@ -11,10 +11,12 @@ use burn_segment::composite;
 use crate::common::*;
 
 /// `[rows, d_input] → d_output` cases: one call; split rows (and a weight gradient in parts);
-/// a weight past the split's size (gemm's own split); no rows; no input features.
-const SHAPES: [(usize, usize, usize); 5] = [
+/// a weight gradient whose partials are summed in parallel chunks; a weight past the split's
+/// size (gemm's own split); no rows; no input features.
+const SHAPES: [(usize, usize, usize); 6] = [
     (7, 5, 3),
     (3000, 64, 64),
+    (300, 128, 256),
     (40, 300, 256),
     (0, 4, 3),
     (6, 0, 2),

@@ -12,7 +12,7 @@ use core::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::Elem;
+use super::{Elem, for_each_chunk};
 use crate::cpu::output::{Alloc, Out, assume_written, output_unwritten};
 
 /// Multiply-adds below which a product runs as one call on the calling thread.
@@ -24,6 +24,8 @@ const PART_WORK: usize = 1 << 21;
 const SPLIT_MAX_VALUES: usize = 1 << 16;
 /// The most partial weight gradients (each as large as the output) summed per call.
 const MAX_PARTS: usize = 8;
+/// Output values per task of the partials' sum.
+const SUM_CHUNK: usize = 1 << 14;
 
 /// One gemm call: `dst[m, n] = lhs[m, k] · rhs[k, n]`, every operand row-major except `lhs`,
 /// read at `lhs_rs` between rows and `lhs_cs` between columns.
@@ -161,12 +163,17 @@ pub(crate) fn linear_weight_grad<E: Elem>(
             gemm::Parallelism::None,
         )
     });
-    for (i, o) in out.iter_mut().enumerate() {
-        let sum = partials[1..]
-            .iter()
-            .fold(partials[0][i], |s, q| s.add(q[i]));
-        o.write(sum);
-    }
-    // SAFETY: the loop above wrote every value.
+    // Each value sums its partials in part order whichever chunk it falls in; large outputs
+    // are summed in parallel chunks (up to 8 × 2^16 adds, too many for one thread).
+    for_each_chunk(&mut out, SUM_CHUNK, values >= 2 * SUM_CHUNK, |k, dst| {
+        for (j, o) in dst.iter_mut().enumerate() {
+            let i = k * SUM_CHUNK + j;
+            let sum = partials[1..]
+                .iter()
+                .fold(partials[0][i], |s, q| s.add(q[i]));
+            o.write(sum);
+        }
+    });
+    // SAFETY: the chunks above wrote every value.
     unsafe { assume_written(out) }
 }
