@@ -11,6 +11,7 @@ mod elem;
 mod extreme;
 mod extreme_values;
 mod fused;
+mod group;
 mod linear;
 mod plan;
 mod quantile;

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 
 use super::Rows;
 use super::elem::IdElem;
+use super::group::group_rows;
 use super::scan::{Scan, bad_id, scan_ids};
 
 /// A CSR view of segment ids: the rows of segment `s` are `rows(s)`, in original row order.
@@ -45,21 +46,7 @@ impl CsrPlan<'static> {
                 order: None,
             };
         }
-        let mut counts = vec![0usize; num_segments + 1];
-        for &id in ids {
-            counts[id.to_i64() as usize + 1] += 1;
-        }
-        for s in 0..num_segments {
-            counts[s + 1] += counts[s];
-        }
-        let offsets = counts;
-        let mut next = offsets.clone();
-        let mut order = vec![0usize; ids.len()];
-        for (row, &id) in ids.iter().enumerate() {
-            let slot = &mut next[id.to_i64() as usize];
-            order[*slot] = row;
-            *slot += 1;
-        }
+        let (offsets, order) = group_rows(ids, num_segments);
         Self {
             offsets: Cow::Owned(offsets),
             order: Some(Cow::Owned(order)),
