@@ -94,13 +94,17 @@ impl SegmentPlan {
     /// # Errors
     /// [`SegmentError::IdOutOfRange`] naming the first id outside `[0, num_segments)`.
     pub fn new(segment_ids: Tensor<1, Int>, num_segments: usize) -> Result<Self, SegmentError> {
-        let ids: Vec<i64> = segment_ids.clone().into_data().iter::<i64>().collect();
-        let csr = CsrPlan::try_new(&ids, num_segments).map_err(|(position, id)| {
-            SegmentError::IdOutOfRange {
-                id,
-                position,
-                num_segments,
-            }
+        let data = segment_ids.clone().into_data();
+        // The ids as stored where they are i32 or i64 (no conversion per id), else as i64.
+        let csr = match (data.as_slice::<i64>(), data.as_slice::<i32>()) {
+            (Ok(ids), _) => CsrPlan::try_new(ids, num_segments),
+            (_, Ok(ids)) => CsrPlan::try_new(ids, num_segments),
+            _ => CsrPlan::try_new(&data.iter::<i64>().collect::<Vec<_>>(), num_segments),
+        };
+        let csr = csr.map_err(|(position, id)| SegmentError::IdOutOfRange {
+            id,
+            position,
+            num_segments,
         })?;
         let device = segment_ids.device();
         let dtype = plan_dtype(&device, segment_ids.dtype());
