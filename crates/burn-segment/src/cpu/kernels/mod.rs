@@ -13,6 +13,7 @@ mod extreme_values;
 mod fused;
 mod group;
 mod linear;
+mod owned;
 mod plan;
 mod quantile;
 mod reduce;

@@ -240,15 +240,9 @@ pub(super) const TO_L1: i32 = 3;
 /// second level they stall less (faster for sum and max in the segment bench, see
 /// `benches/RESULTS.md`). `spmm`'s gathers gained nothing from it and stay on [`TO_L1`].
 pub(super) const TO_L2: i32 = 1;
-/// Prefetch into every cache level with the intent to write (x86's `ET0` hint: `prefetchw`
-/// where the build targets it, else a plain prefetch).
-pub(super) const FOR_WRITE: i32 = 7;
 #[cfg(target_arch = "x86_64")]
-const _: () = assert!(
-    TO_L1 == core::arch::x86_64::_MM_HINT_T0
-        && TO_L2 == core::arch::x86_64::_MM_HINT_T2
-        && FOR_WRITE == core::arch::x86_64::_MM_HINT_ET0
-);
+const _: () =
+    assert!(TO_L1 == core::arch::x86_64::_MM_HINT_T0 && TO_L2 == core::arch::x86_64::_MM_HINT_T2);
 
 /// Hints the CPU to load `data[start..start + len]` into every cache level (a no-op off x86-64).
 #[inline(always)]

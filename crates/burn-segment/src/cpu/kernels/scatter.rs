@@ -1,27 +1,24 @@
 //! Sums and extremes over unsorted ids without a CSR plan, for narrow rows: each of a few
-//! owners (one per thread) holds a contiguous range of segments and streams every id and row in
-//! row order, folding the rows of its segments into its slice of the output and sending the
-//! others, branch-free, to a few scratch rows it never reads.
+//! owners (one per thread) holds a contiguous range of segments and streams every id in row
+//! order, narrowing each block of ids to its own rows ([`Owned`]) and folding those into its
+//! slice of the output.
 //!
-//! Every owner reads the whole input, yet this beats both reading only one's own rows (a sparse
-//! read in row order, which the hardware prefetchers turn into a full one anyway) and the CSR
-//! plan's gather, as long as the owners are few (`benches/RESULTS.md`). Every segment still
-//! folds its rows in row order, so the results are the CSR kernels' bits for any number of
-//! threads; the sums of segments longer than [`CHUNK_ROWS`] are computed again through a plan of
-//! them, to get the CSR kernel's chunk trees (an extreme is the same for any grouping). This
-//! file has the sums and what the owners share; the extremes are in
-//! [`scatter_extreme`](mod@super::scatter_extreme).
-
-use core::hint::select_unpredictable;
+//! Every owner reads all the ids, yet this beats the CSR plan's gather as long as the owners are
+//! few (`benches/RESULTS.md`). Every segment still folds its rows in row order, so the results
+//! are the CSR kernels' bits for any number of threads; the sums of segments longer than
+//! [`CHUNK_ROWS`] are computed again through a plan of them, to get the CSR kernel's chunk trees
+//! (an extreme is the same for any grouping). This file has the sums and what the owners share;
+//! the extremes are in [`scatter_extreme`](mod@super::scatter_extreme).
 
 use super::elem::{Elem, IdElem};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
-use super::plan::{CsrPlan, FOR_WRITE, prefetch_bytes};
+use super::owned::{Owned, Owner, local};
+use super::plan::CsrPlan;
 use super::{CHUNK_ROWS, Rows, assume_init_mut, for_each_chunk, reduce_sum};
 use crate::cpu::simd::{Simd, simd_dispatch};
 
-/// The most owners, and so the most threads this path serves: every owner reads all the rows,
-/// so with more threads the CSR plan's gather, which reads each row once, scales better.
+/// The most owners, and so the most threads this path serves: every owner reads all the ids,
+/// so with more threads the CSR plan's gather, which reads each id once, scales better.
 const MAX_OWNERS: usize = 4;
 
 /// The widest row, in bytes of output per segment, that takes this path. With wider rows the
@@ -31,27 +28,6 @@ const MAX_ROW_BYTES: usize = 64;
 /// The fewest rows that take this path (at 10⁴ rows the owners were already 1.2–2.3× faster
 /// than building and using a plan; below, a call's fixed costs dominate either way).
 const MIN_ROWS: usize = 1 << 12;
-
-/// How many rows ahead an owner prefetches the output row it will update.
-pub(super) const AHEAD: usize = 16;
-
-/// The most bytes of output an owner updates without prefetching: they stay in its L2, and the
-/// prefetch's second look at the ids would cost more than it saves.
-const CACHED_OUTPUT_BYTES: usize = 256 << 10;
-
-/// How far ahead an owner of `per` rows of `row_bytes` prefetches: [`AHEAD`], or past the end
-/// (never) when its output stays cached.
-pub(super) fn ahead(num_rows: usize, per: usize, row_bytes: usize) -> usize {
-    if per * row_bytes <= CACHED_OUTPUT_BYTES {
-        num_rows
-    } else {
-        AHEAD
-    }
-}
-
-/// Scratch rows for the rows an owner does not own, taken in turn so that consecutive ones do
-/// not wait on each other's store.
-pub(super) const TRASH: usize = 4;
 
 /// The widest row, in bytes of output per segment, whose values-only max or min splits the
 /// rows ([`splits_rows`]): at 256 bytes that was still 1.5x faster than the CSR gather.
@@ -126,40 +102,6 @@ pub(super) fn each_owner<T: Send>(out: &mut [T], chunk: usize, f: impl Fn(usize,
     for_each_chunk(out, chunk, out.len() > chunk, f)
 }
 
-/// Row `l` of the owner's rows at `base` if it owns it (`l < per`), else scratch row `r %
-/// TRASH` at `spare`; chosen without a branch, as ownership is random.
-#[inline(always)]
-pub(super) fn target<T>(
-    base: *mut T,
-    spare: *mut T,
-    l: usize,
-    per: usize,
-    r: usize,
-    d: usize,
-) -> *mut T {
-    select_unpredictable(
-        l < per,
-        base.wrapping_add(l.wrapping_mul(d)),
-        spare.wrapping_add((r % TRASH) * d),
-    )
-}
-
-/// The segment of `id` counted from `lo`, an owner's first: past any owner's range (it wraps)
-/// when `id < lo`, so that one comparison with the range's length tells whether it is owned.
-#[inline(always)]
-pub(super) fn local<I: IdElem>(id: I, lo: usize) -> usize {
-    (id.to_i64() as usize).wrapping_sub(lo)
-}
-
-/// Hints the CPU that `target(base, spare, l, ..)`, a row of `d` values, is about to be written.
-#[inline(always)]
-pub(super) fn prefetch_target<T>(base: *mut T, spare: *mut T, l: usize, per: usize, d: usize) {
-    prefetch_bytes::<FOR_WRITE>(
-        target(base, spare, l, per, 0, d) as *const u8,
-        d * size_of::<T>(),
-    );
-}
-
 /// The sum of each segment's rows, 0 for empty ones: [`reduce_sum`]'s bits.
 pub(crate) fn scatter_sum<T: Elem, I: IdElem>(
     simd: Simd,
@@ -175,14 +117,19 @@ pub(crate) fn scatter_sum<T: Elem, I: IdElem>(
         // SAFETY: every element was written just above.
         let acc = unsafe { assume_init_mut(slice) };
         let (lo, owned) = (k * per, acc.len() / d);
-        let mut counts = vec![0u32; owned + TRASH];
-        add_owned_simd(simd, rows, ids, lo, acc, &mut counts);
+        let mut counts = vec![0u32; owned];
+        let owner = Owner {
+            lo,
+            whole: per >= num_segments,
+            simd,
+        };
+        add_owned_simd(simd, rows, ids, owner, acc, &mut counts);
         let long: Vec<usize> = (0..owned)
             .filter(|&s| counts[s] as usize > CHUNK_ROWS)
             .collect();
         if !long.is_empty() {
             // The CSR kernel's chunk trees for the long segments, from one plan of them.
-            let plan = long_plan(ids, lo, &long, &counts[..owned]);
+            let plan = long_plan(ids, lo, &long, &counts);
             let sums = reduce_sum(simd, Alloc::Vec, rows, &plan);
             for (s, sum) in long.iter().zip(sums.chunks(d)) {
                 acc[s * d..(s + 1) * d].copy_from_slice(sum);
@@ -218,20 +165,20 @@ fn long_plan<I: IdElem>(ids: &[I], lo: usize, long: &[usize], counts: &[u32]) ->
     }
 }
 
-/// Adds every row whose segment lies in `lo..lo + acc.len() / d` to its row of `acc`, in row
-/// order, counting the rows of each in `counts` (whose last [`TRASH`] entries count the others).
+/// Adds every row whose segment lies in `owner.lo..owner.lo + acc.len() / d` to its row of
+/// `acc`, in row order, counting the rows of each in `counts`.
 #[inline(always)]
 fn add_owned<T: Elem, I: IdElem>(
     rows: Rows<T>,
     ids: &[I],
-    lo: usize,
+    owner: Owner,
     acc: &mut [T],
     counts: &mut [u32],
 ) {
     match rows.width() {
-        1 => add_owned_width::<T, I, 1>(rows, ids, lo, acc, counts),
-        16 => add_owned_width::<T, I, 16>(rows, ids, lo, acc, counts),
-        _ => add_owned_width::<T, I, 0>(rows, ids, lo, acc, counts),
+        1 => add_owned_width::<T, I, 1>(rows, ids, owner, acc, counts),
+        16 => add_owned_width::<T, I, 16>(rows, ids, owner, acc, counts),
+        _ => add_owned_width::<T, I, 0>(rows, ids, owner, acc, counts),
     }
 }
 
@@ -241,34 +188,47 @@ fn add_owned<T: Elem, I: IdElem>(
 fn add_owned_width<T: Elem, I: IdElem, const W: usize>(
     rows: Rows<T>,
     ids: &[I],
-    lo: usize,
+    owner: Owner,
     acc: &mut [T],
     counts: &mut [u32],
 ) {
     let d = if W == 0 { rows.width() } else { W };
-    let per = acc.len() / d;
-    let mut trash = vec![T::ZERO; TRASH * d];
-    let (base, spare) = (acc.as_mut_ptr(), trash.as_mut_ptr());
-    let ahead = ahead(ids.len(), per, d * size_of::<T>());
-    for (r, &id) in ids.iter().enumerate() {
-        if let Some(&next) = ids.get(r + ahead) {
-            prefetch_target(base, spare, local(next, lo), per, d);
+    if owner.whole {
+        for (r, &id) in ids.iter().enumerate() {
+            add_row::<T, W>(rows, r, id.at(), acc, counts);
         }
-        let l = local(id, lo);
-        counts[select_unpredictable(l < per, l, per + r % TRASH)] += 1;
-        // SAFETY: `target` is row `l < per` of `acc` or a row of `trash`: `d` values that no
-        // other reference here points into.
-        let dst = unsafe { core::slice::from_raw_parts_mut(target(base, spare, l, per, r, d), d) };
-        if W == 0 {
-            dst.iter_mut()
-                .zip(rows.row(r))
-                .for_each(|(a, &v)| *a = a.add(v));
-        } else {
-            // All loads before all stores: the compiler cannot tell that `dst` and the row do
-            // not overlap, and would otherwise add one value at a time.
-            let (x, held) = (block::<T, W>(rows.row(r)), block::<T, W>(dst));
-            dst.copy_from_slice(&core::array::from_fn::<T, W, _>(|j| held[j].add(x[j])));
+        return;
+    }
+    let mut owned = Owned::new(ids, owner, acc.len() / d);
+    while let Some((start, kept)) = owned.next() {
+        for &kept in kept {
+            let (l, r) = Owned::<I>::row(start, kept);
+            add_row::<T, W>(rows, r, l, acc, counts);
         }
+    }
+}
+
+/// Adds row `r` to row `l` of `acc` and counts it ([`add_owned_width`]).
+#[inline(always)]
+fn add_row<T: Elem, const W: usize>(
+    rows: Rows<T>,
+    r: usize,
+    l: usize,
+    acc: &mut [T],
+    counts: &mut [u32],
+) {
+    let d = if W == 0 { rows.width() } else { W };
+    counts[l] += 1;
+    let dst = &mut acc[l * d..(l + 1) * d];
+    if W == 0 {
+        dst.iter_mut()
+            .zip(rows.row(r))
+            .for_each(|(a, &v)| *a = a.add(v));
+    } else {
+        // All loads before all stores: the compiler cannot tell that `dst` and the row do not
+        // overlap, and would otherwise add one value at a time.
+        let (x, held) = (block::<T, W>(rows.row(r)), block::<T, W>(dst));
+        dst.copy_from_slice(&core::array::from_fn::<T, W, _>(|j| held[j].add(x[j])));
     }
 }
 
@@ -283,7 +243,7 @@ simd_dispatch!(
     fn add_owned_simd = add_owned [T: Elem, I: IdElem] [T, I] (
         rows: Rows<T>,
         ids: &[I],
-        lo: usize,
+        owner: Owner,
         acc: &mut [T],
         counts: &mut [u32],
     )

@@ -12,9 +12,8 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
-use super::scatter::{
-    TRASH, ahead, block, each_owner, local, parts, per_owner, prefetch_target, splits_rows, target,
-};
+use super::owned::{Owned, Owner};
+use super::scatter::{block, each_owner, parts, per_owner, splits_rows};
 use super::{Rows, assume_init_mut};
 use crate::SegmentExtreme as Extreme;
 use crate::cpu::simd::{Simd, simd_dispatch};
@@ -45,14 +44,15 @@ fn extreme_with<T: Elem, I: IdElem, const MAX: bool>(
     let (d, per) = (rows.width(), per_owner(num_segments, ids.len()));
     let mut values = output_unwritten::<T>(alloc, num_segments * d);
     let mut args = output_unwritten::<I>(alloc, num_segments * d);
+    let whole = per >= num_segments;
     let owner = |k: usize, (val, arg): (&mut [MaybeUninit<T>], &mut [MaybeUninit<I>])| {
         // Row indices as u32 (fewer than u32::MAX rows take this path), widened here.
-        let local = fold_owner::<T, I, u32, MAX>(simd, rows, ids, k * per, val);
+        let local = fold_owner::<T, I, u32, MAX>(simd, rows, ids, (k * per, whole), val);
         for (a, l) in arg.iter_mut().zip(local) {
             a.write(I::from_i64(if l.is_none() { -1 } else { l as i64 }));
         }
     };
-    if per >= num_segments {
+    if whole {
         // One owner, on the calling thread (as `each_owner`).
         owner(0, (&mut values, &mut args));
     } else {
@@ -91,9 +91,12 @@ pub(crate) fn scatter_extreme_values<T: Elem, I: IdElem>(
     // The owners.
     let (d, per) = (rows.width(), per_owner(num_segments, ids.len()));
     let mut values = output_unwritten::<T>(alloc, num_segments * d);
+    let whole = per >= num_segments;
     each_owner(&mut values, per * d, |k, val| match extreme {
-        Extreme::Max => _ = fold_owner::<T, I, NoArg, true>(simd, rows, ids, k * per, val),
-        Extreme::Min => _ = fold_owner::<T, I, NoArg, false>(simd, rows, ids, k * per, val),
+        Extreme::Max => _ = fold_owner::<T, I, NoArg, true>(simd, rows, ids, (k * per, whole), val),
+        Extreme::Min => {
+            _ = fold_owner::<T, I, NoArg, false>(simd, rows, ids, (k * per, whole), val)
+        }
     });
     // SAFETY: each owner wrote every value (the identity, then its rows).
     unsafe { assume_written(values) }
@@ -125,7 +128,13 @@ fn split_values<T: Elem, I: IdElem, const MAX: bool>(
         .collect();
     partials.par_iter_mut().enumerate().for_each(|(k, part)| {
         let range = (k * step).min(e)..((k + 1) * step).min(e);
-        _ = fold_owner::<T, I, NoArg, MAX>(simd, rows.slice(range.clone()), &ids[range], 0, part);
+        _ = fold_owner::<T, I, NoArg, MAX>(
+            simd,
+            rows.slice(range.clone()),
+            &ids[range],
+            (0, true),
+            part,
+        );
     });
     // SAFETY: `fold_owner` wrote every value of every partial (the identity, then its rows).
     let (mut values, later) = unsafe { (assume_written(values), assume_written(later)) };
@@ -163,12 +172,12 @@ simd_dispatch!(
 
 /// Writes the extremes of the owner of segments `lo..` over `val`, its slice of the values (the
 /// identity where a segment has no rows), and returns the row of each (as `A`, `A::NONE` where
-/// a segment has no rows).
+/// a segment has no rows); `owner` is `(lo, whole)`, `whole` when `val` holds every segment.
 fn fold_owner<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
     simd: Simd,
     rows: Rows<T>,
     ids: &[I],
-    lo: usize,
+    (lo, whole): (usize, bool),
     val: &mut [MaybeUninit<T>],
 ) -> Vec<A> {
     let init = if MAX { T::LOWEST } else { T::HIGHEST };
@@ -176,27 +185,26 @@ fn fold_owner<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
     // SAFETY: every element was written just above.
     let val = unsafe { assume_init_mut(val) };
     let mut arg = vec![A::NONE; val.len()];
-    fold_owned_simd::<T, I, A, MAX>(simd, rows, ids, lo, val, &mut arg);
+    let owner = Owner { lo, whole, simd };
+    fold_owned_simd::<T, I, A, MAX>(simd, rows, ids, owner, val, &mut arg);
     arg
 }
 
-/// Folds every row whose segment lies in `lo..lo + val.len() / d` into its segment's running
-/// extreme in `val` / `arg`, in row order: a segment's first row (its argument still
-/// `A::NONE`) is taken as it is, as the CSR kernel does, the others by `fold_row`'s rule.
-// The loop repeats `add_owned`'s on purpose: through one closure-taking helper the extremes ran
-// 1.4x slower (benches/RESULTS.md).
+/// Folds every row whose segment lies in `owner.lo..owner.lo + val.len() / d` into its
+/// segment's running extreme in `val` / `arg`, in row order: a segment's first row (its argument
+/// still `A::NONE`) is taken as it is, as the CSR kernel does, the others by `fold_row`'s rule.
 #[inline(always)]
 fn fold_owned<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
     rows: Rows<T>,
     ids: &[I],
-    lo: usize,
+    owner: Owner,
     val: &mut [T],
     arg: &mut [A],
 ) {
     match rows.width() {
-        1 => fold_owned_width::<T, I, A, MAX, 1>(rows, ids, lo, val, arg),
-        16 => fold_owned_width::<T, I, A, MAX, 16>(rows, ids, lo, val, arg),
-        _ => fold_owned_width::<T, I, A, MAX, 0>(rows, ids, lo, val, arg),
+        1 => fold_owned_width::<T, I, A, MAX, 1>(rows, ids, owner, val, arg),
+        16 => fold_owned_width::<T, I, A, MAX, 16>(rows, ids, owner, val, arg),
+        _ => fold_owned_width::<T, I, A, MAX, 0>(rows, ids, owner, val, arg),
     }
 }
 
@@ -205,49 +213,53 @@ fn fold_owned<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool>(
 fn fold_owned_width<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool, const W: usize>(
     rows: Rows<T>,
     ids: &[I],
-    lo: usize,
+    owner: Owner,
     val: &mut [T],
     arg: &mut [A],
 ) {
     let d = if W == 0 { rows.width() } else { W };
-    let per = val.len() / d;
-    let (mut trash_val, mut trash_arg) = (vec![T::ZERO; TRASH * d], vec![A::NONE; TRASH * d]);
-    let (base, spare) = (val.as_mut_ptr(), trash_val.as_mut_ptr());
-    let (arg_base, arg_spare) = (arg.as_mut_ptr(), trash_arg.as_mut_ptr());
-    let ahead = ahead(ids.len(), per, d * (size_of::<T>() + size_of::<A>()));
-    for (r, &id) in ids.iter().enumerate() {
-        if let Some(&next) = ids.get(r + ahead) {
-            let l = local(next, lo);
-            prefetch_target(base, spare, l, per, d);
-            // The arguments' row is a second random line (none for the values alone).
-            prefetch_target(arg_base, arg_spare, l, per, d);
+    if owner.whole {
+        for (r, &id) in ids.iter().enumerate() {
+            fold_row_at::<T, A, MAX, W>(rows, r, id.at(), val, arg);
         }
-        let l = local(id, lo);
-        // SAFETY: each `target` is row `l < per` of `val` / `arg` or a row of the trash: `d`
-        // values that no other reference here points into.
-        let (v, a) = unsafe {
-            (
-                core::slice::from_raw_parts_mut(target(base, spare, l, per, r, d), d),
-                core::slice::from_raw_parts_mut(target(arg_base, arg_spare, l, per, r, d), d),
-            )
-        };
-        let (row, x) = (A::from_row(r), rows.row(r));
-        // Values only: whole blocks of columns (the known width, else 16 at a time).
-        let mut j0 = 0;
-        if size_of::<A>() == 0 && W != 0 {
-            fold_block::<T, MAX, W>(v, x);
-            continue;
+        return;
+    }
+    let mut owned = Owned::new(ids, owner, val.len() / d);
+    while let Some((start, kept)) = owned.next() {
+        for &kept in kept {
+            let (l, r) = Owned::<I>::row(start, kept);
+            fold_row_at::<T, A, MAX, W>(rows, r, l, val, arg);
         }
-        while size_of::<A>() == 0 && j0 + 16 <= d {
-            fold_block::<T, MAX, 16>(&mut v[j0..j0 + 16], &x[j0..j0 + 16]);
-            j0 += 16;
-        }
-        let (v, a) = (&mut v[j0..], &mut a[j0..]);
-        for ((c, a), &x) in v.iter_mut().zip(a.iter_mut()).zip(&x[j0..]) {
-            let take = wins::<T, MAX>(*c, x) | a.is_none();
-            *c = T::pick(take, x, *c);
-            *a = A::pick(take, row, *a);
-        }
+    }
+}
+
+/// Folds row `r` into segment `l`'s running extreme ([`fold_owned_width`]).
+#[inline(always)]
+fn fold_row_at<T: Elem, A: ArgIndex, const MAX: bool, const W: usize>(
+    rows: Rows<T>,
+    r: usize,
+    l: usize,
+    val: &mut [T],
+    arg: &mut [A],
+) {
+    let d = if W == 0 { rows.width() } else { W };
+    let (v, a) = (&mut val[l * d..(l + 1) * d], &mut arg[l * d..(l + 1) * d]);
+    let (row, x) = (A::from_row(r), rows.row(r));
+    // Values only: whole blocks of columns (the known width, else 16 at a time).
+    let mut j0 = 0;
+    if size_of::<A>() == 0 && W != 0 {
+        fold_block::<T, MAX, W>(v, x);
+        return;
+    }
+    while size_of::<A>() == 0 && j0 + 16 <= d {
+        fold_block::<T, MAX, 16>(&mut v[j0..j0 + 16], &x[j0..j0 + 16]);
+        j0 += 16;
+    }
+    let (v, a) = (&mut v[j0..], &mut a[j0..]);
+    for ((c, a), &x) in v.iter_mut().zip(a.iter_mut()).zip(&x[j0..]) {
+        let take = wins::<T, MAX>(*c, x) | a.is_none();
+        *c = T::pick(take, x, *c);
+        *a = A::pick(take, row, *a);
     }
 }
 
@@ -266,7 +278,7 @@ simd_dispatch!(
     fn fold_owned_simd = fold_owned [T: Elem, I: IdElem, A: ArgIndex, const MAX: bool] [T, I, A, MAX] (
         rows: Rows<T>,
         ids: &[I],
-        lo: usize,
+        owner: Owner,
         val: &mut [T],
         arg: &mut [A],
     )
