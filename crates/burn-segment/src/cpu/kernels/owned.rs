@@ -30,8 +30,7 @@ pub(super) fn local<I: IdElem>(id: I, lo: usize) -> usize {
     (id.to_i64() as usize).wrapping_sub(lo)
 }
 
-/// An owner's rows among `ids`, a block at a time. The callers loop over [`Owned::next`]
-/// themselves: a closure's body would be neither inlined nor compiled for their instruction set.
+/// An owner's rows among `ids`, a block at a time ([`each_owned!`] loops over them).
 pub(super) struct Owned<'a, I> {
     blocks: core::iter::Enumerate<core::slice::Chunks<'a, I>>,
     owner: Owner,
@@ -54,8 +53,8 @@ impl<'a, I: IdElem> Owned<'a, I> {
         }
     }
 
-    /// The next block's first row and its owned rows in row order, each packed as
-    /// [`Owned::row`] unpacks it; `None` after the last block.
+    /// The next block's first row and its owned rows in row order, each packed as [`unpack`]
+    /// unpacks it; `None` after the last block.
     #[inline(always)]
     pub(super) fn next(&mut self) -> Option<(usize, &[usize])> {
         let (b, block) = self.blocks.next()?;
@@ -63,13 +62,38 @@ impl<'a, I: IdElem> Owned<'a, I> {
         let k = narrow(self.owner.simd, block, lo, per, &mut self.kept);
         Some((b * BLOCK, &self.kept[..k]))
     }
-
-    /// The segment (from `lo`) and the row of an entry kept from the block at row `start`.
-    #[inline(always)]
-    pub(super) fn row(start: usize, kept: usize) -> (usize, usize) {
-        (kept >> BLOCK_BITS, start + (kept & (BLOCK - 1)))
-    }
 }
+
+/// The segment (from `lo`) and the row of an entry kept from the block at row `start`.
+#[inline(always)]
+pub(super) fn unpack(start: usize, kept: usize) -> (usize, usize) {
+    (kept >> BLOCK_BITS, start + (kept & (BLOCK - 1)))
+}
+
+/// Runs `$body` for each row `$r` of segment `$l` (counted from `$owner.lo`, below `$per`) among
+/// `$ids`, in row order: over every id when the owner holds them all, else over each block
+/// narrowed by [`Owned`]. A macro, not a function taking a closure: the closure's body would be
+/// neither inlined nor compiled for the caller's instruction set.
+macro_rules! each_owned {
+    ($ids:expr, $owner:expr, $per:expr, |$l:ident, $r:ident| $body:expr) => {{
+        let (ids, owner) = ($ids, $owner);
+        if owner.whole {
+            for ($r, &id) in ids.iter().enumerate() {
+                let $l = id.at();
+                $body;
+            }
+        } else {
+            let mut owned = $crate::cpu::kernels::owned::Owned::new(ids, owner, $per);
+            while let Some((start, kept)) = owned.next() {
+                for &kept in kept {
+                    let ($l, $r) = $crate::cpu::kernels::owned::unpack(start, kept);
+                    $body;
+                }
+            }
+        }
+    }};
+}
+pub(super) use each_owned;
 
 /// Writes the rows of `block` whose segment lies in `lo..lo + per` to the front of `kept`, in
 /// order, each as its segment from `lo` above [`BLOCK_BITS`] bits of its offset, and returns how
@@ -165,7 +189,7 @@ mod tests {
         let mut owned = Owned::new(ids, owner, per);
         let mut got = Vec::new();
         while let Some((start, kept)) = owned.next() {
-            got.extend(kept.iter().map(|&k| Owned::<I>::row(start, k)));
+            got.extend(kept.iter().map(|&k| unpack(start, k)));
         }
         got
     }

@@ -12,7 +12,7 @@
 
 use super::elem::{Elem, IdElem};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
-use super::owned::{Owned, Owner, local};
+use super::owned::{Owner, each_owned, local};
 use super::plan::CsrPlan;
 use super::{CHUNK_ROWS, Rows, assume_init_mut, for_each_chunk, reduce_sum};
 use crate::cpu::simd::{Simd, simd_dispatch};
@@ -193,19 +193,9 @@ fn add_owned_width<T: Elem, I: IdElem, const W: usize>(
     counts: &mut [u32],
 ) {
     let d = if W == 0 { rows.width() } else { W };
-    if owner.whole {
-        for (r, &id) in ids.iter().enumerate() {
-            add_row::<T, W>(rows, r, id.at(), acc, counts);
-        }
-        return;
-    }
-    let mut owned = Owned::new(ids, owner, acc.len() / d);
-    while let Some((start, kept)) = owned.next() {
-        for &kept in kept {
-            let (l, r) = Owned::<I>::row(start, kept);
-            add_row::<T, W>(rows, r, l, acc, counts);
-        }
-    }
+    each_owned!(ids, owner, acc.len() / d, |l, r| add_row::<T, W>(
+        rows, r, l, acc, counts
+    ));
 }
 
 /// [`add_owned`] for rows of one value: each segment's sum and count side by side, so that a
@@ -220,19 +210,10 @@ fn add_owned_one<T: Elem, I: IdElem>(
 ) {
     // Each sum starts from zero, as `acc`'s do: the same bits.
     let mut pairs = vec![(T::ZERO, 0u32); acc.len()];
-    if owner.whole {
-        for (r, &id) in ids.iter().enumerate() {
-            add_pair(&mut pairs[id.at()], rows.row(r)[0]);
-        }
-    } else {
-        let mut owned = Owned::new(ids, owner, acc.len());
-        while let Some((start, kept)) = owned.next() {
-            for &kept in kept {
-                let (l, r) = Owned::<I>::row(start, kept);
-                add_pair(&mut pairs[l], rows.row(r)[0]);
-            }
-        }
-    }
+    each_owned!(ids, owner, acc.len(), |l, r| add_pair(
+        &mut pairs[l],
+        rows.row(r)[0]
+    ));
     for ((a, c), &(sum, count)) in acc.iter_mut().zip(counts.iter_mut()).zip(&pairs) {
         (*a, *c) = (sum, count);
     }

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
 use super::output::{Alloc, Out, assume_written, output_unwritten};
-use super::owned::{Owned, Owner};
+use super::owned::{Owner, each_owned};
 use super::scatter::{block, each_owner, parts, per_owner, splits_rows};
 use super::{Rows, assume_init_mut};
 use crate::SegmentExtreme as Extreme;
@@ -218,19 +218,12 @@ fn fold_owned_width<T: Elem, I: IdElem, A: ArgIndex, const MAX: bool, const W: u
     arg: &mut [A],
 ) {
     let d = if W == 0 { rows.width() } else { W };
-    if owner.whole {
-        for (r, &id) in ids.iter().enumerate() {
-            fold_row_at::<T, A, MAX, W>(rows, r, id.at(), val, arg);
-        }
-        return;
-    }
-    let mut owned = Owned::new(ids, owner, val.len() / d);
-    while let Some((start, kept)) = owned.next() {
-        for &kept in kept {
-            let (l, r) = Owned::<I>::row(start, kept);
-            fold_row_at::<T, A, MAX, W>(rows, r, l, val, arg);
-        }
-    }
+    each_owned!(
+        ids,
+        owner,
+        val.len() / d,
+        |l, r| fold_row_at::<T, A, MAX, W>(rows, r, l, val, arg)
+    );
 }
 
 /// Folds row `r` into segment `l`'s running extreme ([`fold_owned_width`]).
