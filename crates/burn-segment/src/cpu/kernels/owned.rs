@@ -35,8 +35,9 @@ pub(super) struct Owned<'a, I> {
     blocks: core::iter::Enumerate<core::slice::Chunks<'a, I>>,
     owner: Owner,
     per: usize,
-    /// A kept row's segment (from `lo`) above [`BLOCK_BITS`] bits of its offset in the block.
-    kept: [usize; BLOCK],
+    /// A kept row's segment (from `lo`) above [`BLOCK_BITS`] bits of its offset in the block
+    /// (64 bits on every target, so that no segment index loses bits).
+    kept: [u64; BLOCK],
 }
 
 impl<'a, I: IdElem> Owned<'a, I> {
@@ -56,7 +57,7 @@ impl<'a, I: IdElem> Owned<'a, I> {
     /// The next block's first row and its owned rows in row order, each packed as [`unpack`]
     /// unpacks it; `None` after the last block.
     #[inline(always)]
-    pub(super) fn next(&mut self) -> Option<(usize, &[usize])> {
+    pub(super) fn next(&mut self) -> Option<(usize, &[u64])> {
         let (b, block) = self.blocks.next()?;
         let (lo, per) = (self.owner.lo, self.per);
         let k = narrow(self.owner.simd, block, lo, per, &mut self.kept);
@@ -66,8 +67,10 @@ impl<'a, I: IdElem> Owned<'a, I> {
 
 /// The segment (from `lo`) and the row of an entry kept from the block at row `start`.
 #[inline(always)]
-pub(super) fn unpack(start: usize, kept: usize) -> (usize, usize) {
-    (kept >> BLOCK_BITS, start + (kept & (BLOCK - 1)))
+pub(super) fn unpack(start: usize, kept: u64) -> (usize, usize) {
+    // The segment is below the owner's count of segments, a `usize`, and the offset below BLOCK.
+    let (l, j) = (kept >> BLOCK_BITS, kept & (BLOCK as u64 - 1));
+    (l as usize, start + j as usize)
 }
 
 /// Runs `$body` for each row `$r` of segment `$l` (counted from `$owner.lo`, below `$per`) among
@@ -104,7 +107,7 @@ fn narrow<I: IdElem>(
     block: &[I],
     lo: usize,
     per: usize,
-    kept: &mut [usize; BLOCK],
+    kept: &mut [u64; BLOCK],
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
     if simd.level() == crate::cpu::simd::Level::Avx512 && block.len() == BLOCK {
@@ -116,10 +119,10 @@ fn narrow<I: IdElem>(
     let _ = simd;
     let mut k = 0;
     for (j, &id) in block.iter().enumerate() {
-        // Written whether owned or not; only an owned one is kept (k moves on). A segment fits
-        // above the offset: it indexes an allocation of fewer than 2^48 bytes.
+        // Written whether owned or not; only an owned one is kept (k moves on). A kept segment
+        // fits above the offset: it indexes an allocation, of fewer than 2^54 bytes.
         let l = local(id, lo);
-        kept[k] = l << BLOCK_BITS | j;
+        kept[k] = (l as u64) << BLOCK_BITS | j as u64;
         k += usize::from(l < per);
     }
     k
@@ -134,7 +137,7 @@ fn narrow_avx512<I: IdElem>(
     block: &[I],
     lo: usize,
     per: usize,
-    kept: &mut [usize; BLOCK],
+    kept: &mut [u64; BLOCK],
 ) -> Option<usize> {
     use core::any::TypeId;
     use core::arch::x86_64::*;
