@@ -110,8 +110,9 @@ fn narrow<I: IdElem>(
     kept: &mut [u64; BLOCK],
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if simd.level() == crate::cpu::simd::Level::Avx512 && block.len() == BLOCK {
-        // SAFETY: a `Simd` of this level exists only where the CPU supports AVX-512 F.
+    if simd.level() == crate::cpu::simd::Level::Avx512 {
+        // SAFETY: a `Simd` of this level exists only where the CPU supports AVX-512 F. A partial
+        // block, or another id type, gets `None` and the scalar loop.
         if let Some(k) = unsafe { narrow_avx512(block, lo, per, kept) } {
             return k;
         }

@@ -182,8 +182,9 @@ fn add_owned<T: Elem, I: IdElem>(
     }
 }
 
-/// [`add_owned`] for rows of `W` values (0: any width). A known width makes the row's loop
-/// straight-line code: without one, rows of one value ran 3x slower.
+/// [`add_owned`] for rows of `W` values (0: any width; one value goes to [`add_owned_one`]). A
+/// known width makes the row's loop straight-line code: without one, rows of one value had run
+/// 3x slower.
 #[inline(always)]
 fn add_owned_width<T: Elem, I: IdElem, const W: usize>(
     rows: Rows<T>,
