@@ -685,9 +685,9 @@ fn cube_kernels_equal_the_composite() {
     let cpu = Device::ndarray();
     // (On `Autodiff` the backward op is the composite: a gradient of a gradient.)
     let plain = |t: &Target| t.is_cube() && t.path == Path::Public && !t.name.contains("autodiff");
-    let cube_targets: Vec<Target> = targets().into_iter().filter(plain).collect();
-    assert!(!cube_targets.is_empty(), "no wgpu target");
-    for t in cube_targets {
+    // No CubeCL target on this machine: `targets()` has printed the one skip line (or panicked,
+    // with BURN_GNN_REQUIRE_WGPU=1), and the loop runs no case, as every other suite's does.
+    for t in targets().into_iter().filter(plain) {
         let f = |v: &[f64], shape: [usize; 2]| f32s(v, shape, &t.device).into_dispatch();
         let l = |v: &[i64]| ints(v, [v.len()], &t.device, burn::tensor::DType::I32).into_dispatch();
         let fc = |v: &[f64], shape: [usize; 2]| nd(f32s(v, shape, &cpu));
