@@ -275,6 +275,104 @@ fn message_passing_chapter() {
 }
 
 #[test]
+fn own_data_chapter() {
+    let dir = std::env::temp_dir().join(format!("burn-gnn-book-own-data-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    // Two tables as a database export might write them.
+    std::fs::write(
+        dir.join("follows.csv"),
+        "follower,followee,since\nada,bob,2019\nbob,cy,2021\ncy,ada,2020\ndee,ada,2024\n",
+    )
+    .expect("written");
+    std::fs::write(
+        dir.join("users.csv"),
+        "user,age,posts,team\nada,36,120,red\nbob,29,15,blue\ncy,41,3,\ndee,22,48,red\n",
+    )
+    .expect("written");
+    // ANCHOR: own_data
+    use burn_gnn::data::io::{EdgeTable, Features, IdKind, LabelKind, NodeTable};
+
+    let users = NodeTable::csv(dir.join("users.csv"))
+        .id("user")
+        .features(Features::columns(["age", "posts"]))
+        .label("team", LabelKind::Text);
+    let read = EdgeTable::csv(dir.join("follows.csv"))
+        .source("follower")
+        .target("followee")
+        .weight("since")
+        .ids(IdKind::Text)
+        .nodes(users)
+        .read()
+        .expect("well-formed tables");
+    // Rows follow the node table: ada 0, bob 1, cy 2, dee 3.
+    assert_eq!(read.index.row("cy"), Some(2));
+    assert_eq!(read.data.senders, [0, 1, 2, 3]);
+    assert_eq!(read.data.receivers, [1, 2, 0, 0]);
+    // Text labels are numbered in ascending order; an empty field is unlabelled (-1).
+    assert_eq!(
+        read.classes.as_deref(),
+        Some(&["blue".to_string(), "red".to_string()][..])
+    );
+    assert_eq!(read.labels(), Some(&[1, 0, -1, 1][..]));
+
+    let graph = read.graph(&Device::flex()).expect("a valid graph");
+    let x = graph.node_tensor::<2>().expect("the feature columns");
+    assert_eq!(x.dims(), [4, 2]);
+
+    // A score per node, written back under the users' own ids.
+    let scores = [0.9, 0.1, 0.5, 0.7];
+    read.index
+        .write_csv(dir.join("scores.csv"), "user", "score", &scores)
+        .expect("written");
+    let written = std::fs::read_to_string(dir.join("scores.csv")).expect("read");
+    assert_eq!(written, "user,score\nada,0.9\nbob,0.1\ncy,0.5\ndee,0.7\n");
+    // ANCHOR_END: own_data
+
+    // ANCHOR: own_data_errors
+    use burn_gnn::data::DataError;
+
+    std::fs::write(dir.join("bad.csv"), "follower,followee\nada,bob\nbob,eve\n").expect("written");
+    let users = NodeTable::csv(dir.join("users.csv")).id("user");
+    let err = EdgeTable::csv(dir.join("bad.csv"))
+        .ids(IdKind::Text)
+        .nodes(users)
+        .read()
+        .expect_err("eve is not a user");
+    assert!(matches!(err, DataError::Table { line: 3, .. }));
+    // "…/bad.csv, line 3, column `followee`: node id `eve` is not in the node table …/users.csv"
+    let message = err.to_string();
+    assert!(message.contains("bad.csv, line 3, column `followee`: node id `eve` is not in"));
+    // ANCHOR_END: own_data_errors
+    std::fs::remove_dir_all(&dir).expect("removed");
+}
+
+#[test]
+fn own_data_numpy_chapter() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/burn-gnn-data/tests/data/numpy");
+    // ANCHOR: own_data_numpy
+    use burn_gnn::data::io::{NpyArray, NpyDType, NumpyGraph};
+
+    // Saved from Python with NumPy (`crates/burn-gnn-data/tests/data/numpy/make.py`):
+    //   np.savez("graph.npz", edge_index=..., x=..., y=..., train_mask=..., edge_attr=...)
+    let read = NumpyGraph::npz(fixtures.join("graph.npz"))
+        .read()
+        .expect("PyG's names");
+    assert_eq!(read.data.senders, [0, 1, 1, 2, 3]);
+    assert_eq!(read.data.receivers, [1, 0, 2, 3, 0]);
+    assert_eq!(read.labels(), Some(&[1, 0, 2, 1][..]));
+    assert_eq!(read.masks["train_mask"], [true, true, false, false]);
+    let graph = read.graph(&Device::flex()).expect("a valid graph");
+    assert_eq!(graph.node_tensor::<2>().expect("x").dims(), [4, 3]);
+
+    // One array: mapped, its header read, its values converted to C order on demand.
+    let a = NpyArray::open(fixtures.join("a2_i8_be_F.npy")).expect("a .npy file");
+    assert_eq!((a.shape(), a.dtype()), (&[3, 4][..], NpyDType::I64));
+    assert_eq!(a.to_i64().expect("integers")[..4], [-5, -4, -3, -2]);
+    // ANCHOR_END: own_data_numpy
+}
+
+#[test]
 fn datasets_chapter() {
     // ANCHOR: datasets
     use burn_gnn::data::{KarateClub, synthetic};

@@ -76,6 +76,28 @@ pub enum DataError {
         /// What is wrong there.
         reason: String,
     },
+    /// A table (CSV, TSV) that does not parse or does not fit: a malformed record, a missing
+    /// column, a field of the wrong kind, a repeated node id, an edge to an unknown node.
+    #[error("{file}, line {line}{}: {reason}", column.as_ref().map(|c| format!(", column `{c}`")).unwrap_or_default())]
+    Table {
+        /// The file's path (or the name given to a table in memory).
+        file: String,
+        /// The 1-based line (0 when the reader could not tell).
+        line: u64,
+        /// The column's header name, or `#position` without a header.
+        column: Option<String>,
+        /// What is wrong there.
+        reason: String,
+    },
+    /// A NumPy array (`.npy`, an `.npz` member) that does not parse or does not fit: a bad
+    /// header, a type the reader does not hold, truncated data, a shape or id out of place.
+    #[error("{file}: {reason}")]
+    Array {
+        /// The file (`archive.npz:member` for an archive's array).
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A dataset asked of the embedded copy that is not in it (PubMed, a TU dataset other than
     /// MUTAG, or any dataset in a build without the `embedded` feature).
     #[error(

@@ -1,4 +1,8 @@
-//! Datasets for burn-gnn.
+//! Datasets and readers for burn-gnn.
+//!
+//! [`io`] reads the user's own graphs: CSV/TSV edge and node tables (integer or text ids mapped
+//! to rows, with the map back), NumPy `.npy` arrays (memory-mapped) and `.npz` archives, and
+//! graphs saved under PyG's names; strict, with errors naming the file, line and column.
 //!
 //! [`Planetoid`] (Cora, CiteSeer, PubMed) is read from the canonical raw files every GCN/GAT
 //! paper and PyG use (`ind.<name>.{x, tx, allx, y, ty, ally, graph, test.index}`). They are
@@ -64,6 +68,7 @@ mod academic;
 mod download;
 mod error;
 mod hetero_sampler;
+pub mod io;
 mod karate;
 mod link;
 mod pickle;

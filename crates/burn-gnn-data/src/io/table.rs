@@ -1,0 +1,386 @@
+//! [`Table`]: where a delimited text table is and how it is written, and the strict record
+//! reading shared by the edge and node tables.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use csv::{ByteRecord, ReaderBuilder};
+
+use crate::DataError;
+
+/// A column of a table: by its header name, or by its 0-based position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Column {
+    /// The column under this header name (the table needs a header).
+    Name(String),
+    /// The column at this 0-based position.
+    Position(usize),
+}
+
+impl From<&str> for Column {
+    fn from(name: &str) -> Column {
+        Column::Name(name.to_string())
+    }
+}
+
+impl From<String> for Column {
+    fn from(name: String) -> Column {
+        Column::Name(name)
+    }
+}
+
+impl From<usize> for Column {
+    fn from(position: usize) -> Column {
+        Column::Position(position)
+    }
+}
+
+/// What a table's node ids are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdKind {
+    /// Integers that are already the rows `0..num_nodes` (PyG's `edge_index`): no map is built;
+    /// a node table must hold each of `0..rows` once.
+    Index,
+    /// Integers of any value (database keys), mapped to contiguous rows.
+    #[default]
+    Integer,
+    /// Any text (names, UUIDs), mapped to contiguous rows; compared byte for byte.
+    Text,
+}
+
+/// Which columns hold a table's numeric features (`f32`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Features {
+    /// No features.
+    #[default]
+    None,
+    /// These columns, in this order.
+    Columns(Vec<Column>),
+    /// Every column that no other role (id, endpoint, weight, label) takes, in table order.
+    Rest,
+    /// One column holding the whole vector, its values split at `separator`; surrounding
+    /// brackets (`[...]`) are dropped, so `"[0.5, 1, 2]"` with `','` and `"0.5 1 2"` with `' '`
+    /// both read as three values. Every row must hold as many values as the first.
+    Vector {
+        /// The column.
+        column: Column,
+        /// What separates the values.
+        separator: char,
+    },
+}
+
+impl Features {
+    /// These columns, in this order.
+    pub fn columns<C: Into<Column>>(columns: impl IntoIterator<Item = C>) -> Features {
+        Features::Columns(columns.into_iter().map(Into::into).collect())
+    }
+
+    /// One column holding the vector, values separated by `separator`.
+    pub fn vector(column: impl Into<Column>, separator: char) -> Features {
+        Features::Vector {
+            column: column.into(),
+            separator,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Source {
+    File(PathBuf),
+    Bytes { name: String, bytes: Arc<[u8]> },
+}
+
+/// A delimited text table (CSV, TSV, …): where it is and how it is written.
+///
+/// Defaults: a header line, no comment lines, fields may be quoted (`"a,b"`), every record has
+/// as many fields as the first (a record of another length is an error, never padded or cut).
+#[derive(Clone, Debug)]
+pub struct Table {
+    source: Source,
+    delimiter: u8,
+    header: bool,
+    comment: Option<u8>,
+}
+
+impl Table {
+    /// A comma-separated file.
+    pub fn csv(path: impl AsRef<Path>) -> Table {
+        Table::file(path, b',')
+    }
+
+    /// A tab-separated file.
+    pub fn tsv(path: impl AsRef<Path>) -> Table {
+        Table::file(path, b'\t')
+    }
+
+    fn file(path: impl AsRef<Path>, delimiter: u8) -> Table {
+        Table {
+            source: Source::File(path.as_ref().to_path_buf()),
+            delimiter,
+            header: true,
+            comment: None,
+        }
+    }
+
+    /// A comma-separated table already in memory; `name` stands for a file name in errors.
+    pub fn from_bytes(name: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Table {
+        Table {
+            source: Source::Bytes {
+                name: name.into(),
+                bytes: bytes.into().into(),
+            },
+            delimiter: b',',
+            header: true,
+            comment: None,
+        }
+    }
+
+    /// The field delimiter (`b','` for [`Table::csv`], `b'\t'` for [`Table::tsv`]).
+    pub fn delimiter(mut self, delimiter: u8) -> Table {
+        self.delimiter = delimiter;
+        self
+    }
+
+    /// Whether the first line names the columns (default `true`). Without a header, columns
+    /// are taken by [`Column::Position`] only.
+    pub fn header(mut self, header: bool) -> Table {
+        self.header = header;
+        self
+    }
+
+    /// Lines starting with this byte are skipped (`Some(b'#')`); default none.
+    pub fn comment(mut self, comment: Option<u8>) -> Table {
+        self.comment = comment;
+        self
+    }
+
+    /// The file's path, or the name given to bytes in memory: how errors name the table.
+    pub fn name(&self) -> String {
+        match &self.source {
+            Source::File(path) => path.display().to_string(),
+            Source::Bytes { name, .. } => name.clone(),
+        }
+    }
+
+    /// Opens the table and reads its header.
+    pub(crate) fn open(&self) -> Result<Records, DataError> {
+        let name = self.name();
+        let mut input: Box<dyn Read> = match &self.source {
+            Source::File(path) => {
+                let file = std::fs::File::open(path).map_err(|source| DataError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                Box::new(std::io::BufReader::with_capacity(1 << 20, file))
+            }
+            Source::Bytes { bytes, .. } => Box::new(std::io::Cursor::new(bytes.clone())),
+        };
+        // A compressed file would otherwise fail somewhere in its first line as "malformed".
+        let mut magic = [0u8; 2];
+        let got = read_up_to(&mut input, &mut magic).map_err(|e| io_error(&name, e))?;
+        if got == 2 && magic == [0x1f, 0x8b] {
+            return Err(DataError::Table {
+                file: name,
+                line: 1,
+                column: None,
+                reason: "the file is gzip-compressed; decompress it first (`gunzip`)".into(),
+            });
+        }
+        let input: Box<dyn Read> =
+            Box::new(std::io::Cursor::new(magic[..got].to_vec()).chain(input));
+        let reader = ReaderBuilder::new()
+            .delimiter(self.delimiter)
+            .has_headers(false)
+            .comment(self.comment)
+            .flexible(false)
+            .from_reader(input);
+        let mut records = Records {
+            name,
+            reader,
+            headers: None,
+            record: ByteRecord::new(),
+            pending: false,
+        };
+        if self.header {
+            let mut header = ByteRecord::new();
+            let got = records.reader.read_byte_record(&mut header);
+            match got {
+                Ok(true) => {
+                    let names = header
+                        .iter()
+                        .map(|f| String::from_utf8_lossy(f).trim().to_string())
+                        .collect();
+                    records.headers = Some(names);
+                }
+                Ok(false) => records.headers = Some(Vec::new()),
+                Err(e) => return Err(records.csv_error(e)),
+            }
+        } else {
+            // The width comes from the first record: read it now, hand it out first.
+            let got = records.reader.read_byte_record(&mut records.record);
+            records.pending = got.map_err(|e| records.csv_error(e))?;
+        }
+        Ok(records)
+    }
+}
+
+fn read_up_to(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match input.read(&mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}
+
+fn io_error(name: &str, source: std::io::Error) -> DataError {
+    DataError::Io {
+        path: PathBuf::from(name),
+        source,
+    }
+}
+
+/// An open table: its header (if any) and its records, one at a time, with their line numbers.
+pub(crate) struct Records {
+    name: String,
+    reader: csv::Reader<Box<dyn Read>>,
+    headers: Option<Vec<String>>,
+    record: ByteRecord,
+    /// A headerless table's first record, read to learn the width and not yet handed out.
+    pending: bool,
+}
+
+impl Records {
+    /// The table's name, for errors.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The number of columns: the header's, else the first record's (0 for an empty table).
+    pub(crate) fn width(&self) -> usize {
+        match &self.headers {
+            Some(h) => h.len(),
+            None => self.record.len(),
+        }
+    }
+
+    /// A column's position, checked against the width.
+    pub(crate) fn resolve(&self, column: &Column) -> Result<usize, DataError> {
+        let width = self.width();
+        match (column, &self.headers) {
+            (Column::Name(name), Some(headers)) => headers
+                .iter()
+                .position(|h| h == name)
+                .ok_or_else(|| DataError::Table {
+                    file: self.name.clone(),
+                    line: 1,
+                    column: Some(name.clone()),
+                    reason: format!("no such column; the header has: {}", headers.join(", ")),
+                }),
+            (Column::Name(name), None) => Err(DataError::Table {
+                file: self.name.clone(),
+                line: 1,
+                column: Some(name.clone()),
+                reason: "a column by name needs a header line; this table has none \
+                         (take it by position, or set `header(true)`)"
+                    .into(),
+            }),
+            // An empty table has no width to check a position against, and no rows to read.
+            (Column::Position(p), _) if *p < width || self.is_empty_table() => Ok(*p),
+            (Column::Position(p), _) => Err(DataError::Table {
+                file: self.name.clone(),
+                line: 1,
+                column: Some(format!("#{p}")),
+                reason: format!("the table has {width} columns (positions count from 0)"),
+            }),
+        }
+    }
+
+    fn is_empty_table(&self) -> bool {
+        match &self.headers {
+            Some(h) => h.is_empty(),
+            None => !self.pending,
+        }
+    }
+
+    /// The name of the column at `position`, for errors: its header, else `#position`.
+    pub(crate) fn column_name(&self, position: usize) -> String {
+        match self.headers.as_ref().and_then(|h| h.get(position)) {
+            Some(name) => name.clone(),
+            None => format!("#{position}"),
+        }
+    }
+
+    /// An error at `line` in the column at `position`.
+    pub(crate) fn error(&self, line: u64, position: usize, reason: impl Into<String>) -> DataError {
+        DataError::Table {
+            file: self.name.clone(),
+            line,
+            column: Some(self.column_name(position)),
+            reason: reason.into(),
+        }
+    }
+
+    fn csv_error(&self, e: csv::Error) -> DataError {
+        let line = e.position().map_or(0, csv::Position::line);
+        let reason = match e.kind() {
+            csv::ErrorKind::UnequalLengths {
+                expected_len, len, ..
+            } => format!("{len} fields where the table's first line has {expected_len}"),
+            csv::ErrorKind::Io(io) => format!("cannot read: {io}"),
+            _ => e.to_string(),
+        };
+        DataError::Table {
+            file: self.name.clone(),
+            line,
+            column: None,
+            reason,
+        }
+    }
+
+    /// Calls `f` with each record and its 1-based line, in order; stops at the first error.
+    pub(crate) fn for_each(
+        &mut self,
+        mut f: impl FnMut(&Records, &ByteRecord, u64) -> Result<(), DataError>,
+    ) -> Result<(), DataError> {
+        let mut record = std::mem::take(&mut self.record);
+        if std::mem::take(&mut self.pending) {
+            let line = record.position().map_or(1, csv::Position::line);
+            f(self, &record, line)?;
+        }
+        loop {
+            match self.reader.read_byte_record(&mut record) {
+                Ok(true) => {
+                    let line = record.position().map_or(0, csv::Position::line);
+                    f(self, &record, line)?;
+                }
+                Ok(false) => break,
+                Err(e) => return Err(self.csv_error(e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An integer field; surrounding ASCII spaces are allowed.
+pub(crate) fn parse_i64(field: &[u8]) -> Option<i64> {
+    std::str::from_utf8(field.trim_ascii()).ok()?.parse().ok()
+}
+
+/// A float field (`1`, `-2.5e-3`, `nan`, `inf`); surrounding ASCII spaces are allowed, an empty
+/// field is not a number.
+pub(crate) fn parse_f32(field: &[u8]) -> Option<f32> {
+    std::str::from_utf8(field.trim_ascii()).ok()?.parse().ok()
+}
+
+/// What a field holds, shortened for an error message.
+pub(crate) fn shown(field: &[u8]) -> String {
+    let text = String::from_utf8_lossy(field);
+    match text.char_indices().nth(40) {
+        Some((cut, _)) => format!("`{}…`", &text[..cut]),
+        None => format!("`{text}`"),
+    }
+}

@@ -1,0 +1,509 @@
+//! The table readers: hand-worked tables, every bad-input case as a typed error naming file,
+//! line and column, random tables written and read back, and mutated bytes that must give an
+//! error or a graph, never a panic.
+
+use burn_gnn_data::DataError;
+use burn_gnn_data::io::{
+    Column, EDGE_WEIGHT, EdgeTable, Features, IdKind, LABELS, LabelKind, NodeId, NodeIndex,
+    NodeTable, Table,
+};
+use burn_gnn_graph::FeatureValues;
+use proptest::prelude::*;
+
+fn table(text: &str) -> Table {
+    Table::from_bytes("t.csv", text)
+}
+
+fn f32s(v: &FeatureValues) -> &[f32] {
+    match v {
+        FeatureValues::F32(v) => v,
+        other => panic!("expected f32 values, got {other:?}"),
+    }
+}
+
+/// The `(file, line, column)` of a table error, and its message.
+fn at(e: DataError) -> (String, u64, Option<String>, String) {
+    let message = e.to_string();
+    match e {
+        DataError::Table {
+            file, line, column, ..
+        } => (file, line, column, message),
+        other => panic!("expected a table error, got {other:?}"),
+    }
+}
+
+#[test]
+fn integer_ids_without_a_node_table_are_numbered_in_ascending_order() {
+    // Ids 10, 30, 20, 5 -> rows by value: 5 -> 0, 10 -> 1, 20 -> 2, 30 -> 3.
+    let g = EdgeTable::new(table("a,b\n10,30\n30,20\n5,10\n20,20\n"))
+        .read()
+        .unwrap();
+    assert_eq!(g.data.senders, [1, 3, 0, 2]);
+    assert_eq!(g.data.receivers, [3, 2, 1, 2]);
+    assert_eq!(
+        (
+            g.data.num_nodes,
+            g.data.n_node.clone(),
+            g.data.n_edge.clone()
+        ),
+        (4, vec![4], vec![4])
+    );
+    let ids: Vec<NodeId> = g.index.iter().collect();
+    assert_eq!(ids, [5, 10, 20, 30].map(NodeId::Integer));
+    assert_eq!(g.index.row("20"), Some(2));
+    assert_eq!(g.index.row(" 30 "), Some(3));
+    assert_eq!(g.index.row("7"), None);
+    assert!(g.data.nodes.main.is_none() && g.data.edges.main.is_none());
+}
+
+#[test]
+fn text_ids_positional_columns_tabs_comments_and_no_header() {
+    let text = "# exported 2026-12-06\nx\tbob\talice\t1.5\n# a comment between records\ny\tcarol\tbob\t-2\n";
+    let g = EdgeTable::new(
+        Table::from_bytes("e.tsv", text)
+            .delimiter(b'\t')
+            .header(false)
+            .comment(Some(b'#')),
+    )
+    .source(1)
+    .target(2)
+    .weight(3)
+    .ids(IdKind::Text)
+    .read()
+    .unwrap();
+    // alice 0, bob 1, carol 2 (byte order).
+    assert_eq!(
+        (g.data.senders.clone(), g.data.receivers.clone()),
+        (vec![1, 2], vec![0, 1])
+    );
+    assert_eq!(f32s(&g.data.edges.named[EDGE_WEIGHT].values), [1.5, -2.0]);
+    assert_eq!(g.data.edges.named[EDGE_WEIGHT].shape, [2]);
+    assert_eq!(g.index.id(2), Some(NodeId::Text("carol")));
+    assert_eq!(g.index.id(3), None);
+}
+
+#[test]
+fn index_ids_are_rows_and_a_node_table_is_put_in_row_order() {
+    // The node table lists rows 2, 0, 1: its features land at their ids.
+    let nodes = NodeTable::new(table("id,f,g,label\n2,20,21,1\n0,0,1,\n1,10,11,0\n"))
+        .features(Features::Rest)
+        .label("label", LabelKind::Integer);
+    let g = EdgeTable::new(table("s,t\n0,2\n2,1\n"))
+        .ids(IdKind::Index)
+        .nodes(nodes)
+        .read()
+        .unwrap();
+    assert_eq!(
+        (g.data.senders.clone(), g.data.receivers.clone()),
+        (vec![0, 2], vec![2, 1])
+    );
+    let x = g.data.nodes.main.as_ref().unwrap();
+    assert_eq!(x.shape, [3, 2]);
+    assert_eq!(f32s(&x.values), [0.0, 1.0, 10.0, 11.0, 20.0, 21.0]);
+    assert_eq!(g.labels(), Some(&[-1, 0, 1][..]));
+    assert_eq!(g.num_classes(), Some(2));
+    assert_eq!(g.index, NodeIndex::rows(3));
+    // Without a node table: max id + 1 nodes, isolated ones included.
+    let g = EdgeTable::new(table("s,t\n0,4\n"))
+        .ids(IdKind::Index)
+        .read()
+        .unwrap();
+    assert_eq!(g.data.num_nodes, 5);
+}
+
+#[test]
+fn vector_features_and_text_labels() {
+    let nodes = table("id,emb,cls\n7,\"[0.5, 1, 2]\",cat\n3,\"[-1,0,1e-3]\",dog\n5,[],\n");
+    let err = EdgeTable::new(table("s,t\n7,3\n"))
+        .nodes(
+            NodeTable::new(nodes.clone())
+                .features(Features::vector("emb", ','))
+                .label("cls", LabelKind::Text),
+        )
+        .read()
+        .unwrap_err();
+    let (_, line, column, message) = at(err);
+    assert_eq!((line, column.as_deref()), (4, Some("emb")), "{message}");
+    assert!(
+        message.contains("0 values where the first row holds 3"),
+        "{message}"
+    );
+
+    let nodes = table("id,emb,cls\n7,0.5 1  2,cat\n3,-1 0 1e-3,dog\n5,4 5 6,\n");
+    let g = EdgeTable::new(table("s,t\n7,3\n5,7\n"))
+        .nodes(
+            NodeTable::new(nodes)
+                .features(Features::vector("emb", ' '))
+                .label("cls", LabelKind::Text),
+        )
+        .read()
+        .unwrap();
+    // Rows follow the node table: 7 -> 0, 3 -> 1, 5 -> 2.
+    assert_eq!(
+        (g.data.senders.clone(), g.data.receivers.clone()),
+        (vec![0, 2], vec![1, 0])
+    );
+    let x = g.data.nodes.main.as_ref().unwrap();
+    assert_eq!(x.shape, [3, 3]);
+    assert_eq!(
+        f32s(&x.values),
+        [0.5, 1.0, 2.0, -1.0, 0.0, 1e-3, 4.0, 5.0, 6.0]
+    );
+    assert_eq!(g.labels(), Some(&[0, 1, -1][..]));
+    assert_eq!(g.classes, Some(vec!["cat".to_string(), "dog".to_string()]));
+    assert_eq!(g.num_classes(), Some(2));
+}
+
+#[test]
+fn edge_features_by_name_and_the_graph_on_a_device() {
+    let g = EdgeTable::new(table("u,v,a,b,w\n1,2,0.1,0.2,3\n2,1,0.3,0.4,4\n"))
+        .source("u")
+        .target("v")
+        .features(Features::columns(["b", "a"]))
+        .read()
+        .unwrap();
+    let e = g.data.edges.main.as_ref().unwrap();
+    assert_eq!(
+        (e.shape.clone(), f32s(&e.values).to_vec()),
+        (vec![2, 2], vec![0.2, 0.1, 0.4, 0.3])
+    );
+    let device = burn::tensor::Device::flex();
+    let graph = g.graph(&device).unwrap();
+    assert_eq!((graph.sum_n_node(), graph.sum_n_edge()), (2, 2));
+    let senders: Vec<i64> = graph.senders().to_data().iter::<i64>().collect();
+    assert_eq!(senders, [0, 1]);
+}
+
+#[test]
+fn empty_tables() {
+    let g = EdgeTable::new(table("s,t\n")).read().unwrap();
+    assert_eq!((g.data.num_nodes, g.data.senders.len()), (0, 0));
+    let g = EdgeTable::new(table(""))
+        .format(|t| t.header(false))
+        .read()
+        .unwrap();
+    assert_eq!((g.data.num_nodes, g.data.senders.len()), (0, 0));
+    // A node table without edges: isolated nodes.
+    let g = EdgeTable::new(table("s,t\n"))
+        .nodes(NodeTable::new(table("id\n4\n9\n")))
+        .read()
+        .unwrap();
+    assert_eq!((g.data.num_nodes, g.index.row("9")), (2, Some(1)));
+}
+
+#[test]
+fn bad_input_names_file_line_and_column() {
+    let cases: Vec<(EdgeTable, u64, Option<&str>, &str)> = vec![
+        // A record of another length.
+        (
+            EdgeTable::new(table("s,t\n1,2\n3,4,5\n")),
+            3,
+            None,
+            "3 fields where",
+        ),
+        // A missing column.
+        (
+            EdgeTable::new(table("s,t\n1,2\n")).source("src"),
+            1,
+            Some("src"),
+            "header has: s, t",
+        ),
+        (
+            EdgeTable::new(table("1,2\n"))
+                .format(|t| t.header(false))
+                .target(2),
+            1,
+            Some("#2"),
+            "2 columns",
+        ),
+        (
+            EdgeTable::new(table("1,2\n"))
+                .format(|t| t.header(false))
+                .source("s"),
+            1,
+            Some("s"),
+            "needs a header",
+        ),
+        // Not an integer id.
+        (
+            EdgeTable::new(table("s,t\n1,2\n3,x4\n")),
+            3,
+            Some("t"),
+            "`x4` is not an integer node id",
+        ),
+        (
+            EdgeTable::new(table("s,t\n1,99999999999999999999\n")),
+            2,
+            Some("t"),
+            "not an integer",
+        ),
+        (
+            EdgeTable::new(table("s,t\n-1,2\n")).ids(IdKind::Index),
+            2,
+            Some("s"),
+            "negative",
+        ),
+        // A non-numeric weight or feature, an empty feature.
+        (
+            EdgeTable::new(table("s,t,w\n1,2,heavy\n")).weight("w"),
+            2,
+            Some("w"),
+            "`heavy` is not a number",
+        ),
+        (
+            EdgeTable::new(table("s,t,w\n1,2,\n")).features(Features::Rest),
+            2,
+            Some("w"),
+            "`` is not a number",
+        ),
+        // An endpoint absent from the node table.
+        (
+            EdgeTable::new(table("s,t\n1,2\n2,3\n"))
+                .nodes(NodeTable::new(Table::from_bytes("n.csv", "id\n1\n2\n"))),
+            3,
+            Some("t"),
+            "node id `3` is not in the node table n.csv",
+        ),
+        // A repeated node id (reported at its second line), an index id out of range.
+        (
+            EdgeTable::new(table("s,t\n"))
+                .nodes(NodeTable::new(Table::from_bytes("n.csv", "id\n1\n2\n1\n"))),
+            4,
+            Some("id"),
+            "node id 1 repeats",
+        ),
+        (
+            EdgeTable::new(table("s,t\n"))
+                .ids(IdKind::Text)
+                .nodes(NodeTable::new(Table::from_bytes(
+                    "n.csv",
+                    "id\nab\nb\nab\n",
+                ))),
+            4,
+            Some("id"),
+            "node id `ab` repeats",
+        ),
+        (
+            EdgeTable::new(table("s,t\n"))
+                .ids(IdKind::Index)
+                .nodes(NodeTable::new(Table::from_bytes("n.csv", "id\n0\n2\n"))),
+            3,
+            Some("id"),
+            "is not a row",
+        ),
+        (
+            EdgeTable::new(table("s,t\n"))
+                .ids(IdKind::Index)
+                .nodes(NodeTable::new(Table::from_bytes("n.csv", "id\n1\n1\n"))),
+            3,
+            Some("id"),
+            "node id 1 repeats",
+        ),
+        // A bad label.
+        (
+            EdgeTable::new(table("s,t\n")).nodes(
+                NodeTable::new(Table::from_bytes("n.csv", "id,y\n1,0\n2,b\n"))
+                    .label("y", LabelKind::Integer),
+            ),
+            3,
+            Some("y"),
+            "`b` is not a class number",
+        ),
+        (
+            EdgeTable::new(table("s,t\n")).nodes(
+                NodeTable::new(Table::from_bytes("n.csv", "id,y\n1,-2\n"))
+                    .label("y", LabelKind::Integer),
+            ),
+            2,
+            Some("y"),
+            "not a class number",
+        ),
+        // A vector with a non-number.
+        (
+            EdgeTable::new(table("s,t\n")).nodes(
+                NodeTable::new(Table::from_bytes("n.csv", "id,v\n1,1;2\n2,1;z\n"))
+                    .features(Features::vector("v", ';')),
+            ),
+            3,
+            Some("v"),
+            "holds `z`, which is not a number",
+        ),
+        // Invalid UTF-8 in a text id, an unterminated quote.
+        (
+            EdgeTable::new(Table::from_bytes("t.csv", b"s,t\na,\xff\n".to_vec())).ids(IdKind::Text),
+            2,
+            Some("t"),
+            "UTF-8",
+        ),
+        (
+            EdgeTable::new(table("s,t\n1,2\n\"3,4\n5,6\n")),
+            3,
+            None,
+            "fields where",
+        ),
+        // A gzip file read as text.
+        (
+            EdgeTable::new(Table::from_bytes("t.csv.gz", vec![0x1f, 0x8b, 8, 0, 0])),
+            1,
+            None,
+            "gzip",
+        ),
+    ];
+    for (i, (edges, line, column, reason)) in cases.into_iter().enumerate() {
+        let e = edges.read().expect_err(&format!("case {i} read"));
+        let (file, got_line, got_column, message) = at(e);
+        assert!(
+            file == "t.csv" || file == "n.csv" || file == "t.csv.gz",
+            "case {i}: {message}"
+        );
+        assert_eq!(
+            (got_line, got_column.as_deref()),
+            (line, column),
+            "case {i}: {message}"
+        );
+        assert!(
+            message.contains(reason),
+            "case {i}: `{message}` lacks `{reason}`"
+        );
+    }
+}
+
+#[test]
+fn files_on_disk_and_predictions_written_back_under_the_users_ids() {
+    let dir = std::env::temp_dir().join(format!("burn-gnn-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("edges.csv");
+    std::fs::write(&path, "src,dst\nn2,n1\nn1,n3\n").unwrap();
+    let g = EdgeTable::csv(&path).ids(IdKind::Text).read().unwrap();
+    let out = dir.join("pred.csv");
+    g.index
+        .write_csv(&out, "node", "score", &[0.5, 1.0, 2.0])
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "node,score\nn1,0.5\nn2,1\nn3,2\n"
+    );
+    assert!(matches!(
+        g.index.write_csv(&out, "node", "score", &[1]),
+        Err(DataError::InvalidArgument(_))
+    ));
+    let missing = EdgeTable::csv(dir.join("nope.csv")).read().unwrap_err();
+    assert!(matches!(missing, DataError::Io { .. }), "{missing}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A random graph written as an edge table and a shuffled node table under random ids.
+#[derive(Debug, Clone)]
+struct RandomTables {
+    ids: Vec<String>,
+    edges: Vec<(usize, usize)>,
+    weights: Vec<f32>,
+    features: Vec<[f32; 2]>,
+    node_order: Vec<usize>,
+    text: bool,
+}
+
+fn random_tables() -> impl Strategy<Value = RandomTables> {
+    (1usize..12, any::<bool>(), any::<u64>()).prop_flat_map(|(n, text, salt)| {
+        (
+            prop::collection::vec((0..n, 0..n, -1e3f32..1e3), 0..30),
+            prop::collection::vec([-1e3f32..1e3, -1e3f32..1e3], n),
+            Just((0..n).collect::<Vec<_>>()).prop_shuffle(),
+        )
+            .prop_map(move |(edges, features, node_order)| {
+                // Distinct ids: a node's number mixed with the salt (text ids may hold commas,
+                // quotes and spaces, which the writer quotes).
+                let ids = (0..n)
+                    .map(|i| {
+                        let v = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ salt;
+                        if text {
+                            format!("n\"{i}, {}", v % 97)
+                        } else {
+                            format!("{}", v as i64)
+                        }
+                    })
+                    .collect();
+                RandomTables {
+                    ids,
+                    weights: edges.iter().map(|e| e.2).collect(),
+                    edges: edges.iter().map(|e| (e.0, e.1)).collect(),
+                    features,
+                    node_order,
+                    text,
+                }
+            })
+    })
+}
+
+fn write_csv(rows: Vec<Vec<String>>) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.write_record(row).unwrap();
+    }
+    w.into_inner().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Written and read back, the graph is the one written: every edge joins the rows of its
+    /// ids, every node's features sit at its id's row, and rows follow the node table.
+    #[test]
+    fn written_tables_read_back(t in random_tables()) {
+        let mut edge_rows = vec![vec!["s".into(), "t".into(), "w".into()]];
+        for (e, &(s, r)) in t.edges.iter().enumerate() {
+            edge_rows.push(vec![t.ids[s].clone(), t.ids[r].clone(), t.weights[e].to_string()]);
+        }
+        let mut node_rows = vec![vec!["f0".into(), "id".into(), "f1".into()]];
+        for &i in &t.node_order {
+            node_rows.push(vec![t.features[i][0].to_string(), t.ids[i].clone(), t.features[i][1].to_string()]);
+        }
+        let g = EdgeTable::new(Table::from_bytes("e.csv", write_csv(edge_rows)))
+            .weight("w")
+            .ids(if t.text { IdKind::Text } else { IdKind::Integer })
+            .nodes(NodeTable::new(Table::from_bytes("n.csv", write_csv(node_rows))).id("id").features(Features::Rest))
+            .read()
+            .unwrap();
+        let id_of = |row: i64| g.index.id(row as usize).unwrap().to_string();
+        prop_assert_eq!(g.data.num_nodes, t.ids.len());
+        for (e, &(s, r)) in t.edges.iter().enumerate() {
+            prop_assert_eq!(id_of(g.data.senders[e]), t.ids[s].clone());
+            prop_assert_eq!(id_of(g.data.receivers[e]), t.ids[r].clone());
+        }
+        prop_assert_eq!(f32s(&g.data.edges.named[EDGE_WEIGHT].values), &t.weights[..]);
+        let x = f32s(&g.data.nodes.main.as_ref().unwrap().values);
+        for (row, &i) in t.node_order.iter().enumerate() {
+            prop_assert_eq!(g.index.row(&t.ids[i]), Some(row));
+            prop_assert_eq!(&x[row * 2..row * 2 + 2], &t.features[i][..]);
+        }
+        prop_assert!(!g.data.nodes.named.contains_key(LABELS));
+    }
+
+    /// Mutated bytes give a graph or a typed error, never a panic; a graph read from them is
+    /// consistent (endpoints within the nodes, one weight per edge).
+    #[test]
+    fn mutated_tables_never_panic(
+        t in random_tables(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+    ) {
+        let mut edge_rows = vec![vec!["s".into(), "t".into(), "w".into()]];
+        for (e, &(s, r)) in t.edges.iter().enumerate() {
+            edge_rows.push(vec![t.ids[s].clone(), t.ids[r].clone(), t.weights[e].to_string()]);
+        }
+        let mut bytes = write_csv(edge_rows);
+        for (at, byte) in flips {
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+        }
+        let kind = if t.text { IdKind::Text } else { IdKind::Integer };
+        match EdgeTable::new(Table::from_bytes("e.csv", bytes)).weight(Column::Name("w".into())).ids(kind).read() {
+            Ok(g) => {
+                let n = g.data.num_nodes as i64;
+                prop_assert!(g.data.senders.iter().chain(&g.data.receivers).all(|&r| (0..n).contains(&r)));
+                prop_assert_eq!(g.data.edges.named[EDGE_WEIGHT].shape.clone(), vec![g.data.senders.len()]);
+            }
+            Err(DataError::Table { .. }) => {}
+            Err(other) => prop_assert!(false, "unexpected error {other}"),
+        }
+    }
+}
