@@ -248,19 +248,8 @@ impl EdgeTable {
                 None,
             ),
         };
-        let num_nodes = index.len();
         Ok(TableGraph {
-            data: GraphData {
-                nodes: node_set,
-                edges,
-                globals: FeatureSetData::default(),
-                senders,
-                receivers,
-                n_node: vec![num_nodes as i64],
-                n_edge: vec![num_edges as i64],
-                num_nodes,
-                padding: Vec::new(),
-            },
+            data: one_graph(node_set, edges, senders, receivers, index.len()),
             index,
             classes,
             masks: BTreeMap::new(),
@@ -308,6 +297,27 @@ impl TableGraph {
         }
         self.labels()
             .map(|l| l.iter().map(|&c| c + 1).max().unwrap_or(0).max(0) as usize)
+    }
+}
+
+/// One graph of `num_nodes` nodes with these features and edges.
+pub(super) fn one_graph(
+    nodes: FeatureSetData,
+    edges: FeatureSetData,
+    senders: Vec<i64>,
+    receivers: Vec<i64>,
+    num_nodes: usize,
+) -> GraphData {
+    GraphData {
+        n_node: vec![num_nodes as i64],
+        n_edge: vec![senders.len() as i64],
+        nodes,
+        edges,
+        globals: FeatureSetData::default(),
+        senders,
+        receivers,
+        num_nodes,
+        padding: Vec::new(),
     }
 }
 

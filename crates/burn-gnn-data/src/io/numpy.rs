@@ -7,11 +7,11 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use burn_gnn_graph::{FeatureData, FeatureSetData, FeatureValues, GraphData};
+use burn_gnn_graph::{FeatureData, FeatureSetData, FeatureValues};
 use memmap2::Mmap;
 use npyz::{DType, Endianness, NpyHeader, Order, TypeChar};
 
-use super::graph::{EDGE_WEIGHT, LABELS, TableGraph};
+use super::graph::{EDGE_WEIGHT, LABELS, TableGraph, one_graph};
 use super::node_index::NodeIndex;
 use crate::DataError;
 
@@ -653,17 +653,7 @@ fn graph_from_arrays(
         masks.insert(name.clone(), a.to_bool()?);
     }
     Ok(TableGraph {
-        data: GraphData {
-            nodes,
-            edges,
-            globals: FeatureSetData::default(),
-            senders,
-            receivers,
-            n_node: vec![num_nodes as i64],
-            n_edge: vec![num_edges as i64],
-            num_nodes,
-            padding: Vec::new(),
-        },
+        data: one_graph(nodes, edges, senders, receivers, num_nodes),
         index: NodeIndex::rows(num_nodes),
         classes: None,
         masks,
