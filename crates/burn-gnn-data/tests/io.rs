@@ -5,7 +5,7 @@
 use burn_gnn_data::DataError;
 use burn_gnn_data::io::{
     Column, EDGE_WEIGHT, EdgeTable, Features, IdKind, LABELS, LabelKind, NodeId, NodeIndex,
-    NodeTable, Table,
+    NodeTable, Table, TableGraph,
 };
 use burn_gnn_graph::FeatureValues;
 use proptest::prelude::*;
@@ -505,5 +505,114 @@ proptest! {
             Err(DataError::Table { .. }) => {}
             Err(other) => prop_assert!(false, "unexpected error {other}"),
         }
+    }
+}
+
+/// The same table read through the parallel path for plain tables and through the record reader
+/// (a comment line forces it): the same graph.
+fn both_paths(
+    text: &str,
+    kind: IdKind,
+    weight: bool,
+) -> (Result<TableGraph, String>, Result<TableGraph, String>) {
+    let read = |table: Table| {
+        let mut edges = EdgeTable::new(table).ids(kind);
+        if weight {
+            edges = edges.weight(2);
+        }
+        edges.read().map_err(|e| e.to_string())
+    };
+    let plain = read(table(text));
+    // (A missing last newline is supplied first: the same table either way.)
+    let newline = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    let strict = read(
+        Table::from_bytes("t.csv", format!("{text}{newline}# a comment\n")).comment(Some(b'#')),
+    );
+    (plain, strict)
+}
+
+fn edge_text(edges: &[(i64, i64, f32)], crlf: bool) -> String {
+    let end = if crlf { "\r\n" } else { "\n" };
+    let mut text = format!("s,t,w{end}");
+    for (s, t, w) in edges {
+        text.push_str(&format!("{s},{t},{w}{end}"));
+    }
+    text
+}
+
+#[test]
+fn a_large_table_reads_in_parts_as_the_record_reader_reads_it() {
+    // About 4 MiB: several parts of at least 1 MiB, ids both dense and spread over i64.
+    let mut state = 1u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as i64
+    };
+    let dense: Vec<(i64, i64, f32)> = (0..200_000)
+        .map(|_| (next() % 5000, next() % 5000, (next() % 100) as f32 / 8.0))
+        .collect();
+    let spread: Vec<(i64, i64, f32)> = (0..200_000)
+        .map(|_| (next() << 30, -(next() << 29), 0.5))
+        .collect();
+    for (edges, kind) in [
+        (&dense, IdKind::Index),
+        (&dense, IdKind::Integer),
+        (&spread, IdKind::Integer),
+    ] {
+        let text = edge_text(edges, false);
+        let (plain, strict) = both_paths(&text, kind, true);
+        let (plain, strict) = (plain.unwrap(), strict.unwrap());
+        assert_eq!(plain, strict);
+        // And against the edges themselves.
+        for (e, &(s, t, w)) in edges.iter().enumerate().step_by(997) {
+            let id = |row: i64| plain.index.id(row as usize).unwrap();
+            assert_eq!(
+                (id(plain.data.senders[e]), id(plain.data.receivers[e])),
+                (NodeId::Integer(s), NodeId::Integer(t))
+            );
+            assert_eq!(f32s(&plain.data.edges.named[EDGE_WEIGHT].values)[e], w);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Random plain tables (dense or spread ids, negative ones, CRLF line ends, a missing last
+    /// newline, blank lines, spaces and a stray field) give the same graph, or the same error,
+    /// on both paths.
+    #[test]
+    fn plain_tables_read_as_the_record_reader_reads_them(
+        edges in prop::collection::vec((-50i64..50, -50i64..50, -4f32..4.0), 0..40),
+        spread in any::<bool>(),
+        crlf in any::<bool>(),
+        no_last_newline in any::<bool>(),
+        oddity in 0usize..5,
+        index in any::<bool>(),
+    ) {
+        let edges: Vec<(i64, i64, f32)> = edges
+            .into_iter()
+            .map(|(s, t, w)| if spread { (s << 40, t << 40, w) } else { (s, t, w) })
+            .collect();
+        let mut text = edge_text(&edges, crlf);
+        match oddity {
+            1 => text.push('\n'),
+            2 => text.push_str("3, 4,1\n"),
+            3 => text.push_str("3,4,1,9\n"),
+            4 => text.push_str("+3,4,1e3\n"),
+            _ => {}
+        }
+        if no_last_newline {
+            text = text.trim_end().to_string();
+        }
+        let kind = if index { IdKind::Index } else { IdKind::Integer };
+        let (plain, strict) = both_paths(&text, kind, true);
+        prop_assert_eq!(plain, strict);
     }
 }

@@ -215,22 +215,55 @@ impl EdgeTable {
         };
         let taken: Vec<usize> = [Some(s), Some(t), w].into_iter().flatten().collect();
         let mut features = FeatureReader::new(&records, &self.features, &taken)?;
-        let mut weights = Vec::new();
-        let mut endpoints = Endpoints::new(
-            self.ids,
-            nodes.as_ref().map(|n| (&n.index, n.name.as_str())),
-        );
-        records.for_each(|r, record, line| {
-            endpoints.push(r, record, line, s)?;
-            endpoints.push(r, record, line, t)?;
-            if let Some(w) = w {
-                weights.push(float(r, record, line, w)?);
+        // A plain table of integer ids (no quotes, comments or anomalies) is parsed in parallel
+        // parts; anything else, errors included, goes through the strict record reader.
+        let plain = match (&nodes, self.ids, &self.features) {
+            (None, IdKind::Index | IdKind::Integer, Features::None) => self
+                .table
+                .read_plain(records.width(), &[s, t], &w.into_iter().collect::<Vec<_>>())
+                .filter(|(ids, _)| {
+                    self.ids == IdKind::Integer || ids.iter().flatten().all(|&id| id >= 0)
+                }),
+            _ => None,
+        };
+        let (senders, receivers, index, weights) = match plain {
+            Some((mut ids, mut floats)) => {
+                let weights = floats.pop().unwrap_or_default();
+                let (receivers, senders) = (ids.pop().expect("two"), ids.pop().expect("two"));
+                if self.ids == IdKind::Index {
+                    let n = senders
+                        .iter()
+                        .chain(&receivers)
+                        .max()
+                        .map_or(0, |&m| m as usize + 1);
+                    (senders, receivers, Some(NodeIndex::rows(n)), weights)
+                } else {
+                    let (mut rows, ids) = number_integers(&[&senders, &receivers]);
+                    let index = NodeIndex::from_integers(ids).expect("distinct");
+                    let receivers = rows.pop().expect("two");
+                    (rows.pop().expect("two"), receivers, Some(index), weights)
+                }
             }
-            features.push(r, record, line)
-        })?;
-        let (rows, index) = endpoints.finish();
-        let num_edges = rows.len() / 2;
-        let (senders, receivers) = rows.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
+            None => {
+                let mut weights = Vec::new();
+                let mut endpoints = Endpoints::new(
+                    self.ids,
+                    nodes.as_ref().map(|n| (&n.index, n.name.as_str())),
+                );
+                records.for_each(|r, record, line| {
+                    endpoints.push(r, record, line, s)?;
+                    endpoints.push(r, record, line, t)?;
+                    if let Some(w) = w {
+                        weights.push(float(r, record, line, w)?);
+                    }
+                    features.push(r, record, line)
+                })?;
+                let (rows, index) = endpoints.finish();
+                let (senders, receivers) = rows.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
+                (senders, receivers, index, weights)
+            }
+        };
+        let num_edges = senders.len();
         let mut edges = FeatureSetData {
             main: features.finish(num_edges),
             ..Default::default()
@@ -759,20 +792,9 @@ impl<'a> Endpoints<'a> {
                 (rows, Some(NodeIndex::rows(n)))
             }
             Endpoints::Integer { raw } => {
-                let mut ids = raw.clone();
-                ids.sort_unstable();
-                ids.dedup();
-                let rows = raw
-                    .iter()
-                    .map(|id| {
-                        ids.binary_search(id)
-                            .expect("every id is in the sorted set") as i64
-                    })
-                    .collect();
-                (
-                    rows,
-                    Some(NodeIndex::from_integers(ids).expect("deduplicated")),
-                )
+                let (mut rows, ids) = number_integers(&[&raw]);
+                let index = NodeIndex::from_integers(ids).expect("distinct");
+                (rows.pop().expect("one"), Some(index))
             }
             Endpoints::Text { codes, seen } => {
                 let mut names: Vec<(Box<str>, u32)> = seen.into_iter().collect();
@@ -789,5 +811,56 @@ impl<'a> Endpoints<'a> {
                 (rows, Some(NodeIndex::from_texts(names).expect("distinct")))
             }
         }
+    }
+}
+
+/// Numbers the distinct integer ids of `columns` in ascending order: each column's rows, and the
+/// ids by row. Ids within a range of at most twice their count (or 2^16) go through a table over
+/// that range; others through a sort. Both give the same numbering.
+fn number_integers(columns: &[&[i64]]) -> (Vec<Vec<i64>>, Vec<i64>) {
+    use rayon::prelude::*;
+    let count: usize = columns.iter().map(|c| c.len()).sum();
+    let all = || columns.iter().flat_map(|c| c.iter().copied());
+    let (Some(min), Some(max)) = (all().min(), all().max()) else {
+        return (vec![Vec::new(); columns.len()], Vec::new());
+    };
+    let range = i128::from(max) - i128::from(min) + 1;
+    if range <= (2 * count).max(1 << 16) as i128 && count < u32::MAX as usize {
+        let mut row_of = vec![u32::MAX; range as usize];
+        for id in all() {
+            row_of[(id - min) as usize] = 0;
+        }
+        let mut ids = Vec::new();
+        for (offset, row) in row_of.iter_mut().enumerate() {
+            if *row == 0 {
+                *row = ids.len() as u32;
+                ids.push(min + offset as i64);
+            }
+        }
+        let rows = columns
+            .iter()
+            .map(|c| {
+                c.par_iter()
+                    .map(|&id| i64::from(row_of[(id - min) as usize]))
+                    .collect()
+            })
+            .collect();
+        (rows, ids)
+    } else {
+        let mut ids: Vec<i64> = all().collect();
+        ids.par_sort_unstable();
+        ids.dedup();
+        let rows = columns
+            .iter()
+            .map(|c| {
+                c.par_iter()
+                    .map(|id| {
+                        ids.binary_search(id)
+                            .expect("every id is in the sorted set") as i64
+                    })
+                    .collect()
+            })
+            .collect();
+        (rows, ids)
     }
 }
