@@ -89,12 +89,13 @@ fn npy_file(edges: usize) -> PathBuf {
     path
 }
 
+/// `1e7`, `5e7`: the mantissa and the exponent of round counts, the digits otherwise.
 fn label(n: usize) -> String {
-    let exp = (n as f64).log10();
-    if exp.fract() == 0.0 {
-        format!("1e{}", exp as u32)
-    } else {
-        n.to_string()
+    let digits = n.to_string();
+    let mantissa = digits.trim_end_matches('0');
+    match mantissa.len() {
+        1 => format!("{mantissa}e{}", digits.len() - 1),
+        _ => digits,
     }
 }
 

@@ -593,7 +593,7 @@ proptest! {
         spread in any::<bool>(),
         crlf in any::<bool>(),
         no_last_newline in any::<bool>(),
-        oddity in 0usize..5,
+        oddity in 0usize..7,
         index in any::<bool>(),
     ) {
         let edges: Vec<(i64, i64, f32)> = edges
@@ -606,6 +606,9 @@ proptest! {
             2 => text.push_str("3, 4,1\n"),
             3 => text.push_str("3,4,1,9\n"),
             4 => text.push_str("+3,4,1e3\n"),
+            // A record cut after a delimiter, at the very end (with or without a newline).
+            5 => text.push_str("3,4,"),
+            6 => text.push_str("3,"),
             _ => {}
         }
         if no_last_newline {

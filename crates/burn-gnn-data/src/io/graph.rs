@@ -222,7 +222,8 @@ impl EdgeTable {
                 .table
                 .read_plain(records.width(), &[s, t], &w.into_iter().collect::<Vec<_>>())
                 .filter(|(ids, _)| {
-                    self.ids == IdKind::Integer || ids.iter().flatten().all(|&id| id >= 0)
+                    let columns: Vec<&[i64]> = ids.iter().map(Vec::as_slice).collect();
+                    self.ids == IdKind::Integer || min_max(&columns).is_none_or(|(min, _)| min >= 0)
                 }),
             _ => None,
         };
@@ -231,11 +232,7 @@ impl EdgeTable {
                 let weights = floats.pop().unwrap_or_default();
                 let (receivers, senders) = (ids.pop().expect("two"), ids.pop().expect("two"));
                 if self.ids == IdKind::Index {
-                    let n = senders
-                        .iter()
-                        .chain(&receivers)
-                        .max()
-                        .map_or(0, |&m| m as usize + 1);
+                    let n = min_max(&[&senders, &receivers]).map_or(0, |(_, max)| max as usize + 1);
                     (senders, receivers, Some(NodeIndex::rows(n)), weights)
                 } else {
                     let (mut rows, ids) = number_integers(&[&senders, &receivers]);
@@ -821,7 +818,7 @@ fn number_integers(columns: &[&[i64]]) -> (Vec<Vec<i64>>, Vec<i64>) {
     use rayon::prelude::*;
     let count: usize = columns.iter().map(|c| c.len()).sum();
     let all = || columns.iter().flat_map(|c| c.iter().copied());
-    let (Some(min), Some(max)) = (all().min(), all().max()) else {
+    let Some((min, max)) = min_max(columns) else {
         return (vec![Vec::new(); columns.len()], Vec::new());
     };
     let range = i128::from(max) - i128::from(min) + 1;
@@ -863,4 +860,21 @@ fn number_integers(columns: &[&[i64]]) -> (Vec<Vec<i64>>, Vec<i64>) {
             .collect();
         (rows, ids)
     }
+}
+
+/// The smallest and largest value of `columns`, in parallel chunks; `None` when all are empty.
+fn min_max(columns: &[&[i64]]) -> Option<(i64, i64)> {
+    use rayon::prelude::*;
+    columns
+        .iter()
+        .flat_map(|c| {
+            c.par_chunks(1 << 16)
+                .map(|chunk| {
+                    let min = chunk.iter().copied().min()?;
+                    Some((min, chunk.iter().copied().max()?))
+                })
+                .collect::<Vec<_>>()
+        })
+        .flatten()
+        .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
 }

@@ -424,21 +424,47 @@ impl Table {
             *role.get_mut(p)? = Role::Float(k);
         }
         use rayon::prelude::*;
-        let parsed: Vec<Option<PlainColumns>> = parts
+        // Each part's records are counted first, so that every part parses straight into its
+        // own rows of the output (no per-part vectors, no joins).
+        let counts: Vec<usize> = parts
             .par_iter()
-            .map(|part| parse_plain(part, self.delimiter, &role, ints.len(), floats.len()))
+            .map(|part| {
+                let ends = part.iter().filter(|&&b| b == b'\n').count();
+                ends + usize::from(part.last().is_some_and(|&b| b != b'\n'))
+            })
             .collect();
-        let mut out: PlainColumns = (vec![Vec::new(); ints.len()], vec![Vec::new(); floats.len()]);
-        for part in parsed {
-            let (i, f) = part?;
-            for (all, part) in out.0.iter_mut().zip(i) {
-                all.extend_from_slice(&part);
-            }
-            for (all, part) in out.1.iter_mut().zip(f) {
-                all.extend_from_slice(&part);
-            }
+        let total: usize = counts.iter().sum();
+        // Each column zeroed on its own (`vec![column; n]` would copy the first one's pages).
+        let mut out: PlainColumns = (
+            ints.iter().map(|_| vec![0; total]).collect(),
+            floats.iter().map(|_| vec![0.0; total]).collect(),
+        );
+        let mut int_rest: Vec<&mut [i64]> = out.0.iter_mut().map(|c| c.as_mut_slice()).collect();
+        let mut float_rest: Vec<&mut [f32]> = out.1.iter_mut().map(|c| c.as_mut_slice()).collect();
+        let mut jobs = Vec::with_capacity(parts.len());
+        for (part, &count) in parts.iter().zip(&counts) {
+            let take_ints = int_rest
+                .iter_mut()
+                .map(|rest| {
+                    let (head, tail) = std::mem::take(rest).split_at_mut(count);
+                    *rest = tail;
+                    head
+                })
+                .collect::<Vec<_>>();
+            let take_floats = float_rest
+                .iter_mut()
+                .map(|rest| {
+                    let (head, tail) = std::mem::take(rest).split_at_mut(count);
+                    *rest = tail;
+                    head
+                })
+                .collect::<Vec<_>>();
+            jobs.push((*part, take_ints, take_floats));
         }
-        Some(out)
+        let ok = jobs.into_par_iter().all(|(part, mut ints, mut floats)| {
+            parse_plain(part, self.delimiter, &role, &mut ints, &mut floats)
+        });
+        ok.then_some(out)
     }
 }
 
@@ -449,62 +475,73 @@ enum Role {
     Float(usize),
 }
 
+/// Parses one part's records into `ints` and `floats` (one value per record each); `false` for
+/// anything the strict reader must see, including a record count other than the slots given.
 fn parse_plain(
     part: &[u8],
     delimiter: u8,
     role: &[Role],
-    n_int: usize,
-    n_float: usize,
-) -> Option<PlainColumns> {
-    let lines = part.iter().filter(|&&b| b == b'\n').count() + 1;
-    let mut ints = vec![Vec::with_capacity(lines); n_int];
-    let mut floats = vec![Vec::with_capacity(lines); n_float];
-    let mut rest = part;
-    while !rest.is_empty() {
-        let (line, next) = match rest.iter().position(|&b| b == b'\n') {
-            Some(end) => (&rest[..end], &rest[end + 1..]),
-            None => (rest, &rest[rest.len()..]),
-        };
-        rest = next;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
-            return None;
+    ints: &mut [&mut [i64]],
+    floats: &mut [&mut [f32]],
+) -> bool {
+    // One pass over the bytes: each field is scanned to its end once, integers accumulated on
+    // the way; a field that is not plain digits goes through the strict field parsers.
+    let slots = ints
+        .first()
+        .map(|c| c.len())
+        .or(floats.first().map(|c| c.len()));
+    let n = part.len();
+    let (mut i, mut row) = (0, 0);
+    while i < n {
+        if slots.is_some_and(|s| row >= s) {
+            return false;
         }
-        let mut fields = line.split(|&b| b == delimiter);
-        for r in role {
-            let field = fields.next()?;
+        for (column, r) in role.iter().enumerate() {
+            let start = i;
+            let negative = matches!(r, Role::Int(_)) && part.get(i) == Some(&b'-');
+            i += usize::from(negative);
+            let digits = i;
+            let (mut value, mut plain) = (0i64, true);
+            while i < n && part[i] != delimiter && part[i] != b'\n' {
+                let d = part[i].wrapping_sub(b'0');
+                plain &= d <= 9;
+                value = value.wrapping_mul(10).wrapping_add(i64::from(d));
+                i += 1;
+            }
+            let mut field = &part[start..i];
+            let count = i - digits;
+            if column + 1 == role.len() {
+                // The line must end here (a delimiter would be a field too many).
+                if i < n && part[i] != b'\n' {
+                    return false;
+                }
+                if let Some(stripped) = field.strip_suffix(b"\r") {
+                    field = stripped;
+                    plain = false;
+                }
+            } else if i >= n || part[i] != delimiter {
+                return false;
+            }
+            i += 1;
             match *r {
                 Role::Skip => {}
-                Role::Int(k) => ints[k].push(fast_i64(field)?),
-                Role::Float(k) => floats[k].push(parse_f32(field)?),
+                // Up to 18 digits cannot overflow.
+                Role::Int(k) if plain && (1..=18).contains(&count) => {
+                    ints[k][row] = if negative { -value } else { value };
+                }
+                Role::Int(k) => match parse_i64(field) {
+                    Some(v) => ints[k][row] = v,
+                    None => return false,
+                },
+                Role::Float(k) => match parse_f32(field) {
+                    Some(v) => floats[k][row] = v,
+                    None => return false,
+                },
             }
         }
-        if fields.next().is_some() {
-            return None;
-        }
+        row += 1;
     }
-    Some((ints, floats))
-}
-
-/// An integer field: plain digits inline, anything else through [`parse_i64`].
-fn fast_i64(field: &[u8]) -> Option<i64> {
-    let (negative, digits) = match field.first() {
-        Some(b'-') => (true, &field[1..]),
-        _ => (false, field),
-    };
-    // Up to 18 digits cannot overflow an i64.
-    if digits.is_empty() || digits.len() > 18 {
-        return parse_i64(field);
-    }
-    let mut value = 0i64;
-    for &b in digits {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return parse_i64(field);
-        }
-        value = value * 10 + i64::from(d);
-    }
-    Some(if negative { -value } else { value })
+    slots.is_none_or(|s| row == s)
 }
 
 /// An integer field; surrounding ASCII spaces are allowed.
