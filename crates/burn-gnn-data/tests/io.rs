@@ -54,6 +54,16 @@ fn integer_ids_without_a_node_table_are_numbered_in_ascending_order() {
     assert_eq!(g.index.row(" 30 "), Some(3));
     assert_eq!(g.index.row("7"), None);
     assert!(g.data.nodes.main.is_none() && g.data.edges.main.is_none());
+    // A byte-order mark before the header (as spreadsheets write) is not part of the first name.
+    let g = EdgeTable::new(table("\u{feff}a,b\n1,2\n"))
+        .source("a")
+        .target("b")
+        .read()
+        .unwrap();
+    assert_eq!(
+        (g.data.senders.clone(), g.data.receivers.clone()),
+        (vec![0], vec![1])
+    );
 }
 
 #[test]

@@ -251,6 +251,16 @@ fn bad_arrays_are_typed_errors() {
     std::fs::write(dir.join("train_mask.npy"), npy("|b1", &[2], &[1, 0])).unwrap();
     let e = array_error(NumpyGraph::dir(&dir).read().unwrap_err());
     assert!(e.contains("train_mask has shape [2], not [1]"), "{e}");
+    // A negative id with nothing else to count the nodes.
+    std::fs::remove_file(dir.join("train_mask.npy")).unwrap();
+    std::fs::remove_file(dir.join("x.npy")).unwrap();
+    let ids = [0i64, -1].map(i64::to_le_bytes).concat();
+    std::fs::write(dir.join("edge_index.npy"), npy("<i8", &[2, 1], &ids)).unwrap();
+    let e = array_error(NumpyGraph::dir(&dir).read().unwrap_err());
+    assert!(
+        e.contains("edge_index[1, 0] = -1 is not a node of 0..1"),
+        "{e}"
+    );
     let whole = std::fs::read(fixture("graph_compressed.npz")).unwrap();
     std::fs::write(dir.join("cut.npz"), &whole[..whole.len() / 2]).unwrap();
     assert!(NumpyGraph::npz(dir.join("cut.npz")).read().is_err());

@@ -572,12 +572,13 @@ fn graph_from_arrays(
                 }
             }
         }
+        // (A negative id counts as none here; the check below names it.)
         (None, None, None) => senders
             .iter()
             .chain(&receivers)
-            .map(|&r| r as usize + 1)
+            .copied()
             .max()
-            .unwrap_or(0),
+            .map_or(0, |max| (max.max(-1) + 1) as usize),
     };
     for (e, &id) in senders.iter().chain(&receivers).enumerate() {
         if id < 0 || id as u64 >= num_nodes as u64 {

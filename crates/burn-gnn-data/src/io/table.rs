@@ -207,9 +207,15 @@ impl Table {
             let got = records.reader.read_byte_record(&mut header);
             match got {
                 Ok(true) => {
+                    // Spreadsheets often start a UTF-8 file with a byte-order mark.
                     let names = header
                         .iter()
-                        .map(|f| String::from_utf8_lossy(f).trim().to_string())
+                        .map(|f| {
+                            String::from_utf8_lossy(f)
+                                .trim_start_matches('\u{feff}')
+                                .trim()
+                                .to_string()
+                        })
                         .collect();
                     records.headers = Some(names);
                 }
