@@ -82,7 +82,7 @@ pub enum DataError {
     Table {
         /// The file's path (or the name given to a table in memory).
         file: String,
-        /// The 1-based line (0 when the reader could not tell).
+        /// The 1-based line (for a read that broke off, the line it was reading).
         line: u64,
         /// The column's header name, or `#position` without a header.
         column: Option<String>,

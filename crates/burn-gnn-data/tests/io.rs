@@ -185,6 +185,26 @@ fn edge_features_by_name_and_the_graph_on_a_device() {
 }
 
 #[test]
+fn gzip_tables_read_as_their_text() {
+    use std::io::Write;
+    let text = "s,t,w\n3,1,0.5\n1,2,1.5\n";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(text.as_bytes()).unwrap();
+    let bytes = gz.finish().unwrap();
+    let read = |t: Table| EdgeTable::new(t).weight("w").read();
+    let got = read(Table::from_bytes("e.csv.gz", bytes.clone())).unwrap();
+    assert_eq!(got, read(table(text)).unwrap());
+    assert_eq!(got.data.senders, [2, 0]);
+    // A corrupted stream is an error naming the file.
+    let mut bad = bytes;
+    let middle = bad.len() / 2;
+    bad[middle] ^= 0xff;
+    let e = read(Table::from_bytes("e.csv.gz", bad)).unwrap_err();
+    let (file, _, _, message) = at(e);
+    assert_eq!(file, "e.csv.gz", "{message}");
+}
+
+#[test]
 fn empty_tables() {
     let g = EdgeTable::new(table("s,t\n")).read().unwrap();
     assert_eq!((g.data.num_nodes, g.data.senders.len()), (0, 0));
@@ -351,12 +371,12 @@ fn bad_input_names_file_line_and_column() {
             None,
             "fields where",
         ),
-        // A gzip file read as text.
+        // A truncated gzip file.
         (
             EdgeTable::new(Table::from_bytes("t.csv.gz", vec![0x1f, 0x8b, 8, 0, 0])),
             1,
             None,
-            "gzip",
+            "cannot read the gzip stream",
         ),
     ];
     for (i, (edges, line, column, reason)) in cases.into_iter().enumerate() {

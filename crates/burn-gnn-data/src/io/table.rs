@@ -95,6 +95,8 @@ enum Source {
 ///
 /// Defaults: a header line, no comment lines, fields may be quoted (`"a,b"`), every record has
 /// as many fields as the first (a record of another length is an error, never padded or cut).
+/// A gzip-compressed file (`.csv.gz`) is recognised by its first bytes and decompressed as it
+/// is read.
 #[derive(Clone, Debug)]
 pub struct Table {
     source: Source,
@@ -176,19 +178,16 @@ impl Table {
             }
             Source::Bytes { bytes, .. } => Box::new(std::io::Cursor::new(bytes.clone())),
         };
-        // A compressed file would otherwise fail somewhere in its first line as "malformed".
+        // A gzip file (`.csv.gz`, as OGB ships its tables) is read through a decoder.
         let mut magic = [0u8; 2];
         let got = read_up_to(&mut input, &mut magic).map_err(|e| io_error(&name, e))?;
-        if got == 2 && magic == [0x1f, 0x8b] {
-            return Err(DataError::Table {
-                file: name,
-                line: 1,
-                column: None,
-                reason: "the file is gzip-compressed; decompress it first (`gunzip`)".into(),
-            });
-        }
+        let gzip = got == 2 && magic == GZIP_MAGIC;
         let input: Box<dyn Read> =
             Box::new(std::io::Cursor::new(magic[..got].to_vec()).chain(input));
+        let input: Box<dyn Read> = match gzip {
+            true => Box::new(flate2::read::MultiGzDecoder::new(input)),
+            false => input,
+        };
         let reader = ReaderBuilder::new()
             .delimiter(self.delimiter)
             .has_headers(false)
@@ -197,6 +196,8 @@ impl Table {
             .from_reader(input);
         let mut records = Records {
             name,
+            gzip,
+            last_line: 0,
             reader,
             headers: None,
             record: ByteRecord::new(),
@@ -207,6 +208,7 @@ impl Table {
             let got = records.reader.read_byte_record(&mut header);
             match got {
                 Ok(true) => {
+                    records.last_line = header.position().map_or(1, csv::Position::line);
                     // Spreadsheets often start a UTF-8 file with a byte-order mark.
                     let names = header
                         .iter()
@@ -231,6 +233,8 @@ impl Table {
     }
 }
 
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 fn read_up_to(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;
     while got < buf.len() {
@@ -252,6 +256,11 @@ fn io_error(name: &str, source: std::io::Error) -> DataError {
 /// An open table: its header (if any) and its records, one at a time, with their line numbers.
 pub(crate) struct Records {
     name: String,
+    /// Whether the file is gzip-compressed (for the messages of read errors).
+    gzip: bool,
+    /// The line of the last record read (the header's is 1): where a read error without a
+    /// position of its own (I/O, a broken gzip stream) happened, one line on.
+    last_line: u64,
     reader: csv::Reader<Box<dyn Read>>,
     headers: Option<Vec<String>>,
     record: ByteRecord,
@@ -331,11 +340,12 @@ impl Records {
     }
 
     fn csv_error(&self, e: csv::Error) -> DataError {
-        let line = e.position().map_or(0, csv::Position::line);
+        let line = e.position().map_or(self.last_line + 1, csv::Position::line);
         let reason = match e.kind() {
             csv::ErrorKind::UnequalLengths {
                 expected_len, len, ..
             } => format!("{len} fields where the table's first line has {expected_len}"),
+            csv::ErrorKind::Io(io) if self.gzip => format!("cannot read the gzip stream: {io}"),
             csv::ErrorKind::Io(io) => format!("cannot read: {io}"),
             _ => e.to_string(),
         };
@@ -361,6 +371,7 @@ impl Records {
             match self.reader.read_byte_record(&mut record) {
                 Ok(true) => {
                     let line = record.position().map_or(0, csv::Position::line);
+                    self.last_line = line;
                     f(self, &record, line)?;
                 }
                 Ok(false) => break,
@@ -397,7 +408,10 @@ impl Table {
             }
             Source::Bytes { bytes, .. } => bytes,
         };
-        if all.contains(&b'"') || self.comment.is_some_and(|c| all.contains(&c)) {
+        if all.starts_with(&GZIP_MAGIC)
+            || all.contains(&b'"')
+            || self.comment.is_some_and(|c| all.contains(&c))
+        {
             return None;
         }
         let body = if self.header {
