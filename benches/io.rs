@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use burn_gnn_data::io::{EdgeTable, IdKind, NpyArray};
+use burn_gnn_data::synthetic::SplitMix64;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -33,16 +34,10 @@ fn dir() -> PathBuf {
     dir
 }
 
-/// A seeded stream of ids (SplitMix64), the same on every machine.
+/// A seeded stream of ids uniform in `0..bound`, the same on every machine.
 fn ids(seed: u64, bound: u64) -> impl FnMut() -> u64 {
-    let mut state = seed;
-    move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % bound
-    }
+    let mut rng = SplitMix64::new(seed);
+    move || rng.below(bound)
 }
 
 /// The CSV edge list of `edges` edges, written once.

@@ -21,6 +21,7 @@ use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use burn_gnn_data::Planetoid;
 use burn_gnn_data::io::{EdgeTable, Features, IdKind, LabelKind, NodeTable, TableGraph};
+use burn_gnn_data::synthetic::SplitMix64;
 use burn_gnn_graph::GraphsTuple;
 use burn_gnn_nn::GraphSageConfig;
 use clap::Parser;
@@ -146,13 +147,7 @@ fn random_split(labels: &[i64], fraction: f64, seed: u64) -> (Vec<i64>, Vec<i64>
     let mut rows: Vec<i64> = (0..labels.len() as i64)
         .filter(|&r| labels[r as usize] >= 0)
         .collect();
-    let mut state = seed ^ 0x9e37_79b9_7f4a_7c15;
-    for i in (1..rows.len()).rev() {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        rows.swap(i, ((state >> 33) % (i as u64 + 1)) as usize);
-    }
+    SplitMix64::new(seed).shuffle(&mut rows);
     let cut = ((rows.len() as f64) * fraction).round() as usize;
     let (train, test) = rows.split_at(cut.min(rows.len()));
     (train.to_vec(), test.to_vec())

@@ -577,13 +577,9 @@ fn edge_text(edges: &[(i64, i64, f32)], crlf: bool) -> String {
 #[test]
 fn a_large_table_reads_in_parts_as_the_record_reader_reads_it() {
     // About 4 MiB: several parts of at least 1 MiB, ids both dense and spread over i64.
-    let mut state = 1u64;
-    let mut next = move || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 33) as i64
-    };
+    let mut rng = burn_gnn_data::synthetic::SplitMix64::new(1);
+    // 31-bit values: shifted by 30 they stay within i64.
+    let mut next = move || (rng.next_u64() >> 33) as i64;
     let dense: Vec<(i64, i64, f32)> = (0..200_000)
         .map(|_| (next() % 5000, next() % 5000, (next() % 100) as f32 / 8.0))
         .collect();

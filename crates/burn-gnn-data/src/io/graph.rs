@@ -221,26 +221,26 @@ impl EdgeTable {
             (None, IdKind::Index | IdKind::Integer, Features::None) => self
                 .table
                 .read_plain(records.width(), &[s, t], &w.into_iter().collect::<Vec<_>>())
-                .filter(|(ids, _)| {
-                    let columns: Vec<&[i64]> = ids.iter().map(Vec::as_slice).collect();
-                    self.ids == IdKind::Integer || min_max(&columns).is_none_or(|(min, _)| min >= 0)
+                .and_then(|(mut ids, mut floats)| {
+                    let weights = floats.pop().unwrap_or_default();
+                    let (receivers, senders) = (ids.pop().expect("two"), ids.pop().expect("two"));
+                    if self.ids == IdKind::Integer {
+                        let (mut rows, ids) = number_integers(&[&senders, &receivers]);
+                        let index = NodeIndex::from_integers(ids).expect("distinct");
+                        let receivers = rows.pop().expect("two");
+                        return Some((rows.pop().expect("two"), receivers, Some(index), weights));
+                    }
+                    // A negative row goes to the record reader, which names it.
+                    let n = match min_max(&[&senders, &receivers]) {
+                        Some((min, _)) if min < 0 => return None,
+                        bounds => bounds.map_or(0, |(_, max)| max as usize + 1),
+                    };
+                    Some((senders, receivers, Some(NodeIndex::rows(n)), weights))
                 }),
             _ => None,
         };
         let (senders, receivers, index, weights) = match plain {
-            Some((mut ids, mut floats)) => {
-                let weights = floats.pop().unwrap_or_default();
-                let (receivers, senders) = (ids.pop().expect("two"), ids.pop().expect("two"));
-                if self.ids == IdKind::Index {
-                    let n = min_max(&[&senders, &receivers]).map_or(0, |(_, max)| max as usize + 1);
-                    (senders, receivers, Some(NodeIndex::rows(n)), weights)
-                } else {
-                    let (mut rows, ids) = number_integers(&[&senders, &receivers]);
-                    let index = NodeIndex::from_integers(ids).expect("distinct");
-                    let receivers = rows.pop().expect("two");
-                    (rows.pop().expect("two"), receivers, Some(index), weights)
-                }
-            }
+            Some(read) => read,
             None => {
                 let mut weights = Vec::new();
                 let mut endpoints = Endpoints::new(
@@ -516,7 +516,7 @@ fn text(r: &Records, field: &[u8], line: u64, pos: usize) -> Result<String, Data
 #[derive(Default)]
 struct Labels {
     values: Vec<i64>,
-    names: HashMap<String, i64>,
+    names: HashMap<String, u32>,
 }
 
 impl Labels {
@@ -545,8 +545,8 @@ impl Labels {
             },
             LabelKind::Text => {
                 let name = text(r, field, line, pos)?;
-                let next = self.names.len() as i64;
-                *self.names.entry(name).or_insert(next)
+                let next = self.names.len() as u32;
+                i64::from(*self.names.entry(name).or_insert(next))
             }
         };
         self.values.push(value);
@@ -558,21 +558,13 @@ impl Labels {
         if self.names.is_empty() {
             return (self.values, None);
         }
-        let mut names: Vec<(String, i64)> = self.names.into_iter().collect();
-        names.sort();
-        let mut renumber = vec![0i64; names.len()];
-        for (class, (_, first_seen)) in names.iter().enumerate() {
-            renumber[*first_seen as usize] = class as i64;
-        }
+        let (names, renumber) = in_ascending_order(self.names);
         let values = self
             .values
             .into_iter()
             .map(|c| if c < 0 { c } else { renumber[c as usize] })
             .collect();
-        (
-            values,
-            Some(names.into_iter().map(|(name, _)| name).collect()),
-        )
+        (values, Some(names))
     }
 }
 
@@ -785,7 +777,7 @@ impl<'a> Endpoints<'a> {
         match self {
             Endpoints::Known { rows, .. } => (rows, None),
             Endpoints::Index { rows } => {
-                let n = rows.iter().map(|&r| r as usize + 1).max().unwrap_or(0);
+                let n = min_max(&[&rows]).map_or(0, |(_, max)| max as usize + 1);
                 (rows, Some(NodeIndex::rows(n)))
             }
             Endpoints::Integer { raw } => {
@@ -794,21 +786,25 @@ impl<'a> Endpoints<'a> {
                 (rows.pop().expect("one"), Some(index))
             }
             Endpoints::Text { codes, seen } => {
-                let mut names: Vec<(Box<str>, u32)> = seen.into_iter().collect();
-                names.sort_unstable();
-                let mut renumber = vec![0i64; names.len()];
-                for (row, (_, code)) in names.iter().enumerate() {
-                    renumber[*code as usize] = row as i64;
-                }
+                let (names, renumber) = in_ascending_order(seen);
                 let rows = codes.iter().map(|&c| renumber[c as usize]).collect();
-                let names = names
-                    .into_iter()
-                    .map(|(name, _)| name.into_string())
-                    .collect();
+                let names = names.into_iter().map(String::from).collect();
                 (rows, Some(NodeIndex::from_texts(names).expect("distinct")))
             }
         }
     }
+}
+
+/// Distinct names numbered in order of first appearance (`codes`), renumbered in ascending
+/// order: the names by their new number, and each first-appearance number's new one.
+fn in_ascending_order<K: Ord>(codes: HashMap<K, u32>) -> (Vec<K>, Vec<i64>) {
+    let mut names: Vec<(K, u32)> = codes.into_iter().collect();
+    names.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut renumber = vec![0i64; names.len()];
+    for (new, (_, first_seen)) in names.iter().enumerate() {
+        renumber[*first_seen as usize] = new as i64;
+    }
+    (names.into_iter().map(|(name, _)| name).collect(), renumber)
 }
 
 /// Numbers the distinct integer ids of `columns` in ascending order: each column's rows, and the

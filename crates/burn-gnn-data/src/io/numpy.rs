@@ -219,9 +219,9 @@ impl NpyArray {
         match self.dtype {
             NpyDType::I64 => Ok(self.values(i64::from_le_bytes, i64::from_be_bytes)),
             NpyDType::I32 => Ok(self.convert(i32::from_le_bytes, i32::from_be_bytes, i64::from)),
-            NpyDType::U8 | NpyDType::Bool => Ok(Cow::Owned(
-                self.ordered(self.data().iter().map(|&b| i64::from(b)).collect()),
-            )),
+            NpyDType::U8 | NpyDType::Bool => {
+                Ok(self.convert(u8::from_le_bytes, u8::from_be_bytes, i64::from))
+            }
             NpyDType::F32 | NpyDType::F64 => Err(self.wrong_type("integers")),
         }
     }
@@ -237,9 +237,7 @@ impl NpyArray {
             NpyDType::F64 => Ok(self.convert(f64::from_le_bytes, f64::from_be_bytes, |v| v as f32)),
             NpyDType::I32 => Ok(self.convert(i32::from_le_bytes, i32::from_be_bytes, |v| v as f32)),
             NpyDType::I64 => Ok(self.convert(i64::from_le_bytes, i64::from_be_bytes, |v| v as f32)),
-            NpyDType::U8 => Ok(Cow::Owned(
-                self.ordered(self.data().iter().map(|&b| f32::from(b)).collect()),
-            )),
+            NpyDType::U8 => Ok(self.convert(u8::from_le_bytes, u8::from_be_bytes, f32::from)),
             NpyDType::Bool => Err(self.wrong_type("numbers")),
         }
     }

@@ -461,31 +461,30 @@ impl Table {
         );
         let mut int_rest: Vec<&mut [i64]> = out.0.iter_mut().map(|c| c.as_mut_slice()).collect();
         let mut float_rest: Vec<&mut [f32]> = out.1.iter_mut().map(|c| c.as_mut_slice()).collect();
-        let mut jobs = Vec::with_capacity(parts.len());
-        for (part, &count) in parts.iter().zip(&counts) {
-            let take_ints = int_rest
-                .iter_mut()
-                .map(|rest| {
-                    let (head, tail) = std::mem::take(rest).split_at_mut(count);
-                    *rest = tail;
-                    head
-                })
-                .collect::<Vec<_>>();
-            let take_floats = float_rest
-                .iter_mut()
-                .map(|rest| {
-                    let (head, tail) = std::mem::take(rest).split_at_mut(count);
-                    *rest = tail;
-                    head
-                })
-                .collect::<Vec<_>>();
-            jobs.push((*part, take_ints, take_floats));
-        }
+        let jobs: Vec<_> = parts
+            .iter()
+            .zip(&counts)
+            .map(|(part, &count)| {
+                let ints = take_rows(&mut int_rest, count);
+                (*part, ints, take_rows(&mut float_rest, count))
+            })
+            .collect();
         let ok = jobs.into_par_iter().all(|(part, mut ints, mut floats)| {
             parse_plain(part, self.delimiter, &role, &mut ints, &mut floats)
         });
         ok.then_some(out)
     }
+}
+
+/// The next `count` rows of each column: split off the front of what is left of it.
+fn take_rows<'a, T>(rest: &mut [&'a mut [T]], count: usize) -> Vec<&'a mut [T]> {
+    rest.iter_mut()
+        .map(|column| {
+            let (head, tail) = std::mem::take(column).split_at_mut(count);
+            *column = tail;
+            head
+        })
+        .collect()
 }
 
 #[derive(Clone, Copy)]
