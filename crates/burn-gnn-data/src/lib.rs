@@ -98,7 +98,10 @@ pub use planetoid_files::{CACHE_DIR, SOURCE_ENV};
 pub use point_clouds::{PointCloud, SOLID_SHAPES, SolidShape, point_cloud_batch, point_clouds};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
 pub use source::{DATA_DIR_ENV, DataSource, DownloadEvent};
-pub use split::{Fold, stratified_k_fold};
+pub use split::{
+    Amount, Fold, NodeMasks, NodeSplit, RandomNodeSplit, TEST_MASK, TRAIN_MASK, VAL_MASK,
+    stratified_k_fold,
+};
 pub use tu::{TuDataset, TuFeatures, TuGraph};
 pub use tu_files::{TU_CACHE_DIR, TU_DATASETS, TU_SOURCE_ENV};
 

@@ -161,4 +161,13 @@ pub enum GraphError {
     /// An I/O error while saving or loading.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// A [`Transform`](crate::Transform) defined in another crate failed with its own error
+    /// type (e.g. `burn-gnn-data`'s `DataError`); `source` holds it, for `downcast_ref`.
+    #[error("{step}: {source}")]
+    Step {
+        /// The transform: its type's name.
+        step: &'static str,
+        /// Its error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }

@@ -46,6 +46,7 @@ mod reorder;
 mod sparse;
 mod spatial;
 mod transform;
+pub mod transforms;
 
 pub use batch::batch;
 pub use builder::GraphsTupleBuilder;
@@ -65,6 +66,7 @@ pub use reorder::Permuted;
 pub use sparse::SparseMatrix;
 pub use spatial::{knn, knn_graph, radius, radius_graph};
 pub use transform::{Flow, SelfLoopFill, SelfLoops, Subgraph, fully_connected_graph};
+pub use transforms::{Compose, Transform};
 
 /// The `petgraph` version the conversions use.
 #[cfg(feature = "petgraph")]

@@ -368,3 +368,21 @@ impl RandomLinkSplit {
         self.split(&senders, &receivers, graph.sum_n_node())
     }
 }
+
+impl burn_gnn_graph::Transform for RandomLinkSplit {
+    type Output = LinkSplit;
+
+    /// [`split_graph`](RandomLinkSplit::split_graph) as the last step of a chain
+    /// ([`Transform::then`](burn_gnn_graph::Transform::then)).
+    ///
+    /// # Errors
+    /// As [`split_graph`](RandomLinkSplit::split_graph), wrapped in
+    /// [`GraphError::Step`](burn_gnn_graph::GraphError::Step).
+    fn apply(&self, graph: &GraphsTuple) -> Result<LinkSplit, burn_gnn_graph::GraphError> {
+        self.split_graph(graph)
+            .map_err(|e| burn_gnn_graph::GraphError::Step {
+                step: "RandomLinkSplit",
+                source: Box::new(e),
+            })
+    }
+}

@@ -9,3 +9,4 @@ mod plans;
 mod properties;
 mod reorder;
 mod spatial;
+mod transforms;
