@@ -71,6 +71,7 @@ mod hetero_sampler;
 pub mod io;
 mod karate;
 mod link;
+pub mod ogb;
 mod pickle;
 mod planetoid;
 mod planetoid_files;

@@ -222,6 +222,31 @@ fn empty_tables() {
 }
 
 #[test]
+fn numeric_matrices_are_typed_as_pandas_types_them() {
+    // All integers: i64.
+    let m = table("1,2\n-3,4\n").header(false).read_matrix().unwrap();
+    assert_eq!(
+        (m.shape.clone(), m.values),
+        (vec![2, 2], FeatureValues::I64(vec![1, 2, -3, 4]))
+    );
+    // One float turns the table to f32, the integers before it included; an empty field and
+    // `nan` are NaN; a header line is not data.
+    let m = table("a,b\n1,2\n3,0.5\n,nan\n").read_matrix().unwrap();
+    assert_eq!(m.shape, [3, 2]);
+    let v = f32s(&m.values);
+    assert_eq!(v[..4], [1.0, 2.0, 3.0, 0.5]);
+    assert!(v[4].is_nan() && v[5].is_nan());
+    // Not a number: file, line and column; an empty table is [0, 0].
+    let (file, line, column, _) = at(table("1,2\n3,x\n").header(false).read_matrix().unwrap_err());
+    assert_eq!(
+        (file.as_str(), line, column.as_deref()),
+        ("t.csv", 2, Some("#1"))
+    );
+    let m = table("").header(false).read_matrix().unwrap();
+    assert_eq!(m.shape, [0, 0]);
+}
+
+#[test]
 fn bad_input_names_file_line_and_column() {
     let cases: Vec<(EdgeTable, u64, Option<&str>, &str)> = vec![
         // A record of another length.

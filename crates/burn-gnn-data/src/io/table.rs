@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use csv::{ByteRecord, ReaderBuilder};
 
+use burn_gnn_graph::{FeatureData, FeatureValues};
+
 use crate::DataError;
 
 /// A column of a table: by its header name, or by its 0-based position.
@@ -580,5 +582,61 @@ pub(crate) fn shown(field: &[u8]) -> String {
     match text.char_indices().nth(40) {
         Some((cut, _)) => format!("`{}…`", &text[..cut]),
         None => format!("`{text}`"),
+    }
+}
+
+impl Table {
+    /// Reads every field as a number, as pandas' `read_csv(...).values` types a numeric table:
+    /// integers (`[rows, columns]` `i64`) when every field is one, else `f32` with an empty
+    /// field or `nan` read as NaN. OGB's raw tables (`edge.csv.gz`, `node-feat.csv.gz`, …) are
+    /// read this way. An empty table is `[0, 0]` integers.
+    ///
+    /// # Errors
+    /// [`DataError::Table`] for a field that is not a number (file, line and column), a
+    /// record of another width, an unreadable file.
+    pub fn read_matrix(&self) -> Result<FeatureData, DataError> {
+        let mut records = self.open()?;
+        let width = records.width();
+        let mut ints: Option<Vec<i64>> = Some(Vec::new());
+        let mut floats: Vec<f32> = Vec::new();
+        let mut rows = 0usize;
+        records.for_each(|records, record, line| {
+            for (position, field) in record.iter().enumerate() {
+                if let Some(values) = &mut ints {
+                    match parse_i64(field) {
+                        Some(v) => {
+                            values.push(v);
+                            continue;
+                        }
+                        // The first non-integer turns the whole table to floats.
+                        None => floats = ints.take().unwrap().iter().map(|&v| v as f32).collect(),
+                    }
+                }
+                let value = match field.trim_ascii() {
+                    b"" => Some(f32::NAN),
+                    _ => parse_f32(field),
+                };
+                match value {
+                    Some(v) => floats.push(v),
+                    None => {
+                        return Err(records.error(
+                            line,
+                            position,
+                            format!("{} is not a number", shown(field)),
+                        ));
+                    }
+                }
+            }
+            rows += 1;
+            Ok(())
+        })?;
+        let values = match ints {
+            Some(v) => FeatureValues::I64(v),
+            None => FeatureValues::F32(floats),
+        };
+        Ok(FeatureData {
+            shape: vec![rows, if rows == 0 { 0 } else { width }],
+            values,
+        })
     }
 }
