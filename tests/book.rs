@@ -373,6 +373,101 @@ fn own_data_numpy_chapter() {
 }
 
 #[test]
+fn own_data_ogb_chapter() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/burn-gnn-data/tests/data/ogb");
+    // ANCHOR: own_data_ogb
+    use burn_gnn::data::ogb::{Evaluator, OgbInfo, OgbNodeDataset};
+
+    // OGB's master table describes each dataset: layout, split scheme, metric.
+    let arxiv = OgbInfo::get("ogbn-arxiv").expect("OGB lists it");
+    assert_eq!(
+        (arxiv.split.as_str(), arxiv.metric.name()),
+        ("time", "acc".to_string())
+    );
+
+    // A dataset unpacked from OGB's zip: `OgbNodeDataset::open("ogbn-arxiv", Some(dir))` finds
+    // `dir/ogbn_arxiv/raw/...`. This one is in OGB's binary layout (raw/data.npz), as
+    // ogbn-papers100M ships, so it is read with that dataset's description.
+    let papers = OgbInfo::get("ogbn-papers100M").expect("OGB lists it");
+    let ds = OgbNodeDataset::open_dir(&fixtures.join("binary_node"), papers).expect("OGB's layout");
+    assert_eq!(ds.graph.num_nodes, 6);
+    assert_eq!(
+        (ds.split.train.as_slice(), ds.split.test.as_slice()),
+        (&[0, 2][..], &[5][..])
+    );
+    let graph = ds.graph(&Device::flex()).expect("a valid graph");
+    assert_eq!(graph.sum_n_edge(), 5);
+
+    // OGB's evaluator: y_true for the test nodes, the model's predicted classes.
+    let y_true = ds.y_true(&ds.split.test).expect("node ids");
+    let acc = ds
+        .evaluator()
+        .eval(&y_true, &[2.0], [1, 1])
+        .expect("OGB's input checks");
+    assert_eq!(acc, 1.0);
+    // Link metrics: Hits@50 against one shared set of negatives (ogbl-collab).
+    let collab = Evaluator::new("ogbl-collab").expect("OGB lists it");
+    let pos = [0.9, 0.2]; // the 50th best negative scores 0.25
+    let neg: Vec<f64> = (0..100).map(|i| i as f64 / 200.0).collect();
+    assert_eq!(collab.eval_link(&pos, &neg).expect("scores"), 0.5);
+    // ANCHOR_END: own_data_ogb
+}
+
+#[test]
+fn own_data_transforms_chapter() {
+    // ANCHOR: own_data_transforms
+    use burn_gnn::data::{Amount, NodeSplit, RandomLinkSplit, RandomNodeSplit, TRAIN_MASK};
+    use burn_gnn::graph::transforms::{
+        LargestConnectedComponent, NormalizeFeatures, RemoveSelfLoops, ToUndirected,
+    };
+    use burn_gnn::graph::{Compose, FeatureSetKind, GraphsTuple, Transform};
+
+    let device = Device::flex();
+    // A triangle with a self loop, a separate edge 3 -> 4, labels and features.
+    let g = GraphsTuple::from_edge_list(&[(0, 1), (1, 2), (2, 0), (2, 2), (3, 4)], 5, &device)
+        .expect("valid")
+        .with_nodes(Tensor::<2>::from_floats(
+            [[1., 3.], [2., 2.], [0., 4.], [1., 1.], [5., 0.]],
+            &device,
+        ))
+        .expect("one row per node")
+        .with_feature(
+            FeatureSetKind::Nodes,
+            Some("y"),
+            Some(Tensor::<1, Int>::from_ints([0, 1, 0, 1, 0], &device).into()),
+        )
+        .expect("one label per node");
+    // PyG's pipeline as one value: each step a small struct with typed parameters.
+    let pipeline = Compose::new()
+        .push(RemoveSelfLoops)
+        .push(LargestConnectedComponent::default())
+        .push(ToUndirected::default())
+        .push(NormalizeFeatures)
+        .push(RandomNodeSplit::new(NodeSplit::TrainRest {
+            val: Amount::Count(1),
+            test: Amount::Count(1),
+        }));
+    let out = pipeline.apply(&g).expect("every step applies");
+    assert_eq!((out.sum_n_node(), out.sum_n_edge()), (3, 6));
+    let train = out
+        .feature(FeatureSetKind::Nodes, TRAIN_MASK)
+        .expect("written");
+    assert_eq!(train.to_data().iter::<i64>().sum::<i64>(), 1);
+    // A split that returns its own type ends a typed chain.
+    let split = RemoveSelfLoops
+        .then(ToUndirected::default())
+        .then(RandomLinkSplit::new(0.2, 0.2).with_undirected(true))
+        .apply(&g)
+        .expect("an undirected graph");
+    assert_eq!(
+        split.train.pos_senders.len() + split.val.pos_senders.len() + split.test.pos_senders.len(),
+        4
+    );
+    // ANCHOR_END: own_data_transforms
+}
+
+#[test]
 fn datasets_chapter() {
     // ANCHOR: datasets
     use burn_gnn::data::{KarateClub, synthetic};
