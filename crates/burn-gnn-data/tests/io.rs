@@ -670,3 +670,111 @@ proptest! {
         prop_assert_eq!(plain, strict);
     }
 }
+
+#[test]
+fn heterogeneous_tables_resolve_ids_per_node_type() {
+    use burn_gnn_data::io::{HeteroTables, IdKind};
+    use burn_gnn_graph::EdgeType;
+    // Authors by name, papers by integer id (rows follow the table: paper 7 is row 0), venues
+    // by row; the same text "3" is a paper id in one column and nothing else.
+    let authors = table("name,team\nada,red\nbob,blue\ncy,red\n");
+    let papers = table("id,year,cites\n7,2001,4\n3,1999,0\n");
+    let venues = table("row\n0\n");
+    let writes = table("who,what,share\nada,3,0.5\nbob,3,0.5\nbob,7,1\ncy,7,1\n");
+    let appears = table("paper,venue\n7,0\n3,0\n");
+    let tables = HeteroTables::new()
+        .node_type(
+            "author",
+            IdKind::Text,
+            NodeTable::new(authors)
+                .id("name")
+                .label("team", LabelKind::Text),
+        )
+        .node_type(
+            "paper",
+            IdKind::Integer,
+            NodeTable::new(papers).id("id").features(Features::Rest),
+        )
+        .node_type("venue", IdKind::Index, NodeTable::new(venues))
+        .relation(
+            ("paper", "in", "venue"),
+            EdgeTable::new(appears).source("paper").target("venue"),
+        )
+        .relation(
+            ("author", "writes", "paper"),
+            EdgeTable::new(writes)
+                .source("who")
+                .target("what")
+                .weight("share"),
+        );
+    let read = tables.read().unwrap();
+    let d = &read.data;
+    assert_eq!(d.node_sets["author"].num_nodes, 3);
+    assert_eq!(
+        f32s(&d.node_sets["paper"].features.main.as_ref().unwrap().values),
+        [2001.0, 4.0, 1999.0, 0.0]
+    );
+    let labels = &d.node_sets["author"].features.named[LABELS].values;
+    assert_eq!(labels, &FeatureValues::I64(vec![1, 0, 1]));
+    assert_eq!(read.classes["author"], ["blue", "red"]);
+    // Edge sets in edge-type order: (author, writes, paper) before (paper, in, venue).
+    assert_eq!(
+        d.edge_sets[0].edge_type,
+        EdgeType::new("author", "writes", "paper")
+    );
+    assert_eq!(d.edge_sets[0].senders, [0, 1, 1, 2]);
+    assert_eq!(d.edge_sets[0].receivers, [1, 1, 0, 0]);
+    assert_eq!(
+        f32s(&d.edge_sets[0].features.named[EDGE_WEIGHT].values),
+        [0.5, 0.5, 1.0, 1.0]
+    );
+    assert_eq!(
+        (
+            d.edge_sets[1].senders.clone(),
+            d.edge_sets[1].receivers.clone()
+        ),
+        (vec![0, 1], vec![0, 0])
+    );
+    assert_eq!(read.index["paper"].row_of_integer(7), Some(0));
+    let graph = read.graph(&burn::tensor::Device::flex()).unwrap();
+    assert_eq!(graph.to_data().unwrap(), read.data);
+
+    // A target that is not a paper id: file, line and column.
+    let bad = HeteroTables::new()
+        .node_type(
+            "author",
+            IdKind::Text,
+            NodeTable::new(table("name\nada\n")).id("name"),
+        )
+        .node_type("paper", IdKind::Integer, NodeTable::new(table("id\n7\n")))
+        .relation(
+            ("author", "writes", "paper"),
+            EdgeTable::new(table("who,what\nada,7\nada,8\n")),
+        );
+    let (file, line, column, message) = at(bad.read().unwrap_err());
+    assert_eq!(
+        (file.as_str(), line, column.as_deref()),
+        ("t.csv", 3, Some("what"))
+    );
+    assert!(message.contains("node id `8`"), "{message}");
+    // A relation whose node type has no table; a relation twice; a node table on a relation.
+    let invalid = |t: HeteroTables| matches!(t.read(), Err(DataError::InvalidArgument(_)));
+    let author = || NodeTable::new(table("name\nada\n"));
+    let edges = || EdgeTable::new(table("a,b\nada,ada\n"));
+    assert!(invalid(
+        HeteroTables::new()
+            .node_type("author", IdKind::Text, author())
+            .relation(("author", "cites", "paper"), edges())
+    ));
+    assert!(invalid(
+        HeteroTables::new()
+            .node_type("author", IdKind::Text, author())
+            .relation(("author", "knows", "author"), edges())
+            .relation(("author", "knows", "author"), edges())
+    ));
+    assert!(invalid(
+        HeteroTables::new()
+            .node_type("author", IdKind::Text, author())
+            .relation(("author", "knows", "author"), edges().nodes(author()))
+    ));
+}

@@ -195,6 +195,12 @@ impl EdgeTable {
         self
     }
 
+    /// Whether a node table was given ([`EdgeTable::nodes`]), which a relation of
+    /// [`HeteroTables`](super::HeteroTables) must not have.
+    pub(super) fn has_node_table(&self) -> bool {
+        self.nodes.is_some()
+    }
+
     /// Reads the tables (the node table first).
     ///
     /// # Errors
@@ -364,14 +370,60 @@ fn float(r: &Records, record: &ByteRecord, line: u64, pos: usize) -> Result<f32,
 }
 
 /// A node table as read: its index, its node features (features, labels) and class names.
-struct NodeRows {
-    name: String,
-    index: NodeIndex,
-    features: FeatureSetData,
-    classes: Option<Vec<String>>,
+pub(super) struct NodeRows {
+    pub(super) name: String,
+    pub(super) index: NodeIndex,
+    pub(super) features: FeatureSetData,
+    pub(super) classes: Option<Vec<String>>,
 }
 
-fn read_nodes(nodes: &NodeTable, ids: IdKind) -> Result<NodeRows, DataError> {
+/// The endpoints of a relation's edges: the node table they are resolved against and how
+/// its ids are written.
+pub(super) type Side<'a> = (&'a NodeRows, IdKind);
+
+/// A relation's edge list, its sources resolved against one node table and its targets against
+/// another (heterogeneous graphs): senders, receivers and the edge features (weight included).
+///
+/// # Errors
+/// As [`EdgeTable::read`].
+pub(super) fn read_relation(
+    edges: &EdgeTable,
+    src: Side<'_>,
+    dst: Side<'_>,
+) -> Result<(Vec<i64>, Vec<i64>, FeatureSetData), DataError> {
+    let mut records = edges.table.open()?;
+    let s = records.resolve(&edges.source)?;
+    let t = records.resolve(&edges.target)?;
+    let w = match &edges.weight {
+        Some(c) => Some(records.resolve(c)?),
+        None => None,
+    };
+    let taken: Vec<usize> = [Some(s), Some(t), w].into_iter().flatten().collect();
+    let mut features = FeatureReader::new(&records, &edges.features, &taken)?;
+    let mut sources = Endpoints::new(src.1, Some((&src.0.index, src.0.name.as_str())));
+    let mut targets = Endpoints::new(dst.1, Some((&dst.0.index, dst.0.name.as_str())));
+    let mut weights = Vec::new();
+    records.for_each(|r, record, line| {
+        sources.push(r, record, line, s)?;
+        targets.push(r, record, line, t)?;
+        if let Some(w) = w {
+            weights.push(float(r, record, line, w)?);
+        }
+        features.push(r, record, line)
+    })?;
+    let (senders, receivers) = (sources.finish().0, targets.finish().0);
+    let mut set = FeatureSetData {
+        main: features.finish(senders.len()),
+        ..Default::default()
+    };
+    if w.is_some() {
+        set.named
+            .insert(EDGE_WEIGHT.into(), f32s(vec![senders.len()], weights));
+    }
+    Ok((senders, receivers, set))
+}
+
+pub(super) fn read_nodes(nodes: &NodeTable, ids: IdKind) -> Result<NodeRows, DataError> {
     let mut records = nodes.table.open()?;
     let id = records.resolve(&nodes.id)?;
     let label = match &nodes.label {

@@ -19,11 +19,13 @@
 //! graph saved under PyG's names (`edge_index`, `x`, `y`, `*_mask`, …) from either.
 
 mod graph;
+mod hetero;
 mod node_index;
 mod numpy;
 mod table;
 
 pub use graph::{EDGE_WEIGHT, EdgeTable, LABELS, LabelKind, NodeTable, TableGraph};
+pub use hetero::{HeteroTableGraph, HeteroTables};
 pub use node_index::{NodeId, NodeIndex};
 pub use numpy::{NpyArray, NpyDType, NpzArchive, NumpyGraph};
 pub use table::{Column, Features, IdKind, Table};
