@@ -635,3 +635,145 @@ fn mutated_binary_archives_never_panic() {
     assert!(errors > 0);
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// An ogbn-mag-shaped dataset: four node types, four relations, paper features and labels.
+fn write_mag(root: &Path) -> PathBuf {
+    let dir = root.join("ogbn_mag");
+    let raw = dir.join("raw");
+    gz(
+        &raw.join("num-node-dict.csv.gz"),
+        "author,field_of_study,institution,paper\n3,2,1,4\n",
+    );
+    // Written unsorted: OGB sorts the relations.
+    gz(
+        &raw.join("triplet-type-list.csv.gz"),
+        "paper,cites,paper\nauthor,writes,paper\nauthor,affiliated_with,institution\npaper,has_topic,field_of_study\n",
+    );
+    let relations = [
+        (
+            "author___affiliated_with___institution",
+            "0,0\n2,0\n",
+            "0\n0\n",
+        ),
+        ("author___writes___paper", "0,1\n1,1\n2,3\n", "1\n1\n1\n"),
+        ("paper___cites___paper", "1,0\n3,1\n", "2\n2\n"),
+        (
+            "paper___has_topic___field_of_study",
+            "0,1\n2,0\n3,1\n",
+            "3\n3\n3\n",
+        ),
+    ];
+    for (name, edges, reltype) in relations {
+        let folder = raw.join("relations").join(name);
+        gz(&folder.join("edge.csv.gz"), edges);
+        gz(
+            &folder.join("num-edge-list.csv.gz"),
+            &format!("{}\n", edges.lines().count()),
+        );
+        gz(&folder.join("edge_reltype.csv.gz"), reltype);
+    }
+    gz(
+        &raw.join("node-feat/paper/node-feat.csv.gz"),
+        "0.5,1.5\n-1,2\n0,0\n3.25,4\n",
+    );
+    gz(
+        &raw.join("node-feat/paper/node_year.csv.gz"),
+        "2010\n2011\n2019\n2019\n",
+    );
+    gz(
+        &raw.join("nodetype-has-label.csv.gz"),
+        "author,field_of_study,institution,paper\nFalse,False,False,True\n",
+    );
+    gz(
+        &raw.join("node-label/paper/node-label.csv.gz"),
+        "5\n348\n0\n5\n",
+    );
+    let split = dir.join("split/time");
+    gz(
+        &split.join("nodetype-has-split.csv.gz"),
+        "author,field_of_study,institution,paper\nFalse,False,False,True\n",
+    );
+    gz(&split.join("paper/train.csv.gz"), "0\n1\n");
+    gz(&split.join("paper/valid.csv.gz"), "2\n");
+    gz(&split.join("paper/test.csv.gz"), "3\n");
+    dir
+}
+
+#[test]
+fn a_heterogeneous_node_dataset_in_ogbs_csv_layout() {
+    use burn_gnn_data::ogb::OgbHeteroNodeDataset;
+    use burn_gnn_graph::EdgeType;
+    let root = scratch("mag");
+    let dir = write_mag(&root);
+    let ds = OgbHeteroNodeDataset::open("ogbn-mag", Some(&root)).unwrap();
+    let g = &ds.graph;
+    let counts: Vec<_> = g
+        .node_sets
+        .iter()
+        .map(|(t, s)| (t.as_str(), s.num_nodes))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("author", 3),
+            ("field_of_study", 2),
+            ("institution", 1),
+            ("paper", 4)
+        ]
+    );
+    let types: Vec<_> = g.edge_sets.iter().map(|s| s.edge_type.clone()).collect();
+    assert_eq!(
+        types,
+        [
+            EdgeType::new("author", "affiliated_with", "institution"),
+            EdgeType::new("author", "writes", "paper"),
+            EdgeType::new("paper", "cites", "paper"),
+            EdgeType::new("paper", "has_topic", "field_of_study"),
+        ]
+    );
+    let writes = &g.edge_sets[1];
+    assert_eq!(
+        (writes.senders.clone(), writes.receivers.clone()),
+        (vec![0, 1, 2], vec![1, 1, 3])
+    );
+    assert_eq!(i64s(&writes.features.named["edge_reltype"]), [1, 1, 1]);
+    let paper = &g.node_sets["paper"].features;
+    assert_eq!(
+        f32s(paper.main.as_ref().unwrap()),
+        [0.5, 1.5, -1.0, 2.0, 0.0, 0.0, 3.25, 4.0]
+    );
+    assert_eq!(i64s(&paper.named["node_year"]), [2010, 2011, 2019, 2019]);
+    assert_eq!(i64s(&paper.named[LABELS]), [5, 348, 0, 5]);
+    assert!(g.node_sets["author"].features.main.is_none());
+    let split = &ds.split["paper"];
+    assert_eq!(
+        (split.train.clone(), split.valid.clone(), split.test.clone()),
+        (vec![0, 1], vec![2], vec![3])
+    );
+    assert_eq!(ds.split.len(), 1);
+    assert_eq!(ds.y_true("paper", &split.test).unwrap(), [5.0]);
+    assert!(matches!(
+        ds.y_true("author", &[0]),
+        Err(DataError::InvalidArgument(_))
+    ));
+    let graph = ds.graph(&Device::flex()).unwrap();
+    assert_eq!(graph.to_data().unwrap(), ds.graph);
+    // The homogeneous reader points to this one.
+    assert!(matches!(
+        OgbNodeDataset::open("ogbn-mag", Some(&root)),
+        Err(DataError::InvalidArgument(_))
+    ));
+    // A paper id past the four papers, in the relation's own file.
+    gz(
+        &dir.join("raw/relations/paper___cites___paper/edge.csv.gz"),
+        "1,0\n3,4\n",
+    );
+    let (file, line, column, reason) =
+        table_error(OgbHeteroNodeDataset::open("ogbn-mag", Some(&root)).unwrap_err());
+    assert_eq!(
+        (file.as_str(), line, column.as_deref()),
+        ("edge.csv.gz", 2, Some("#1"))
+    );
+    assert!(reason.contains("`paper`"), "{reason}");
+    std::fs::remove_dir_all(root).unwrap();
+}

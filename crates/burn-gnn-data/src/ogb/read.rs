@@ -106,11 +106,11 @@ impl OgbNodeDataset {
     /// [`DataError::Array`] for a file that does not parse or does not fit the others (an edge
     /// to a node the graph does not have, counts that do not add up, a label table of another
     /// length), naming the file and line; [`DataError::InvalidArgument`] for a heterogeneous
-    /// dataset (not read yet).
+    /// dataset ([`OgbHeteroNodeDataset`](super::OgbHeteroNodeDataset) reads those).
     pub fn open_dir(dir: &Path, info: OgbInfo) -> Result<OgbNodeDataset, DataError> {
         if info.hetero {
             return Err(DataError::InvalidArgument(format!(
-                "{}: heterogeneous OGB datasets are not read yet",
+                "{}: a heterogeneous dataset; read it with OgbHeteroNodeDataset",
                 info.name
             )));
         }
@@ -314,7 +314,7 @@ impl OgbGraphDataset {
     }
 }
 
-fn expect_level(info: &OgbInfo, level: OgbLevel) -> Result<(), DataError> {
+pub(super) fn expect_level(info: &OgbInfo, level: OgbLevel) -> Result<(), DataError> {
     if info.level == level {
         return Ok(());
     }
@@ -329,7 +329,7 @@ fn is_single_class(info: &OgbInfo) -> bool {
 }
 
 /// The dataset's folder under `data_dir` (else [`DATA_DIR_ENV`]).
-fn dataset_dir(info: &OgbInfo, data_dir: Option<&Path>) -> Result<PathBuf, DataError> {
+pub(super) fn dataset_dir(info: &OgbInfo, data_dir: Option<&Path>) -> Result<PathBuf, DataError> {
     let root = data_dir
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os(DATA_DIR_ENV).map(PathBuf::from));
@@ -364,28 +364,33 @@ fn dataset_dir(info: &OgbInfo, data_dir: Option<&Path>) -> Result<PathBuf, DataE
         })
 }
 
-fn missing(path: &Path) -> DataError {
+pub(super) fn missing(path: &Path) -> DataError {
     DataError::MissingFile {
         path: path.to_path_buf(),
         hint: "OGB's raw layout has this file; is the dataset unpacked completely?".into(),
     }
 }
 
-fn read_table(path: &Path) -> Result<FeatureData, DataError> {
+pub(super) fn read_table(path: &Path) -> Result<FeatureData, DataError> {
     if !path.is_file() {
         return Err(missing(path));
     }
     Table::csv(path).header(false).read_matrix()
 }
 
-fn read_optional(path: &Path) -> Result<Option<FeatureData>, DataError> {
+pub(super) fn read_optional(path: &Path) -> Result<Option<FeatureData>, DataError> {
     match path.is_file() {
         true => Table::csv(path).header(false).read_matrix().map(Some),
         false => Ok(None),
     }
 }
 
-fn table_error(path: &Path, line: u64, column: Option<usize>, reason: String) -> DataError {
+pub(super) fn table_error(
+    path: &Path,
+    line: u64,
+    column: Option<usize>,
+    reason: String,
+) -> DataError {
     DataError::Table {
         file: path.display().to_string(),
         line,
@@ -394,11 +399,16 @@ fn table_error(path: &Path, line: u64, column: Option<usize>, reason: String) ->
     }
 }
 
-fn rows(f: &FeatureData) -> usize {
+pub(super) fn rows(f: &FeatureData) -> usize {
     f.shape.first().copied().unwrap_or(0)
 }
 
-fn check_rows(path: &Path, f: &FeatureData, want: usize, what: &str) -> Result<(), DataError> {
+pub(super) fn check_rows(
+    path: &Path,
+    f: &FeatureData,
+    want: usize,
+    what: &str,
+) -> Result<(), DataError> {
     if rows(f) == want {
         return Ok(());
     }
@@ -411,7 +421,7 @@ fn check_rows(path: &Path, f: &FeatureData, want: usize, what: &str) -> Result<(
 }
 
 /// A table's integer values, or an error naming the file.
-fn integers(path: &Path, f: FeatureData, width: usize) -> Result<Vec<i64>, DataError> {
+pub(super) fn integers(path: &Path, f: FeatureData, width: usize) -> Result<Vec<i64>, DataError> {
     if rows(&f) > 0 && f.shape.get(1) != Some(&width) {
         return Err(table_error(
             path,
@@ -444,7 +454,7 @@ fn integers(path: &Path, f: FeatureData, width: usize) -> Result<Vec<i64>, DataE
     }
 }
 
-fn values_f64(f: &FeatureData) -> Vec<f64> {
+pub(super) fn values_f64(f: &FeatureData) -> Vec<f64> {
     match &f.values {
         FeatureValues::F32(v) => v.iter().map(|&x| x as f64).collect(),
         FeatureValues::F64(v) => v.clone(),
@@ -454,7 +464,7 @@ fn values_f64(f: &FeatureData) -> Vec<f64> {
 }
 
 /// Node labels as [`OgbNodeDataset`] documents them.
-fn label_feature(labels: FeatureData, info: &OgbInfo, n: usize) -> FeatureData {
+pub(super) fn label_feature(labels: FeatureData, info: &OgbInfo, n: usize) -> FeatureData {
     let width = labels.shape.get(1).copied().unwrap_or(1);
     if width == 1 && is_single_class(info) {
         let values = values_f64(&labels)
@@ -510,7 +520,7 @@ fn slice_rows(f: &FeatureData, range: std::ops::Range<usize>) -> FeatureData {
 }
 
 /// Every row twice in a row (the features of an edge and of its added reverse).
-fn doubled_rows(f: FeatureData) -> FeatureData {
+pub(super) fn doubled_rows(f: FeatureData) -> FeatureData {
     fn double<T: Clone>(v: &[T], width: usize) -> Vec<T> {
         v.chunks(width.max(1))
             .flat_map(|row| row.iter().chain(row).cloned())
@@ -825,7 +835,7 @@ impl RawGraphs {
 }
 
 /// `split/<scheme>/{train,valid,test}.csv.gz`, each id below `count`.
-fn read_split(dir: &Path, scheme: &str, count: usize) -> Result<OgbSplit, DataError> {
+pub(super) fn read_split(dir: &Path, scheme: &str, count: usize) -> Result<OgbSplit, DataError> {
     let folder = dir.join("split").join(scheme);
     let part = |name: &str| -> Result<Vec<i64>, DataError> {
         let path = folder.join(format!("{name}.csv.gz"));
