@@ -777,3 +777,132 @@ fn a_heterogeneous_node_dataset_in_ogbs_csv_layout() {
     assert!(reason.contains("`paper`"), "{reason}");
     std::fs::remove_dir_all(root).unwrap();
 }
+
+/// What OGB's own `LinkPropPredDataset` read from `ogbl_collab/` (make_link.py): name → (shape,
+/// values).
+fn ogb_read(file: &str) -> std::collections::HashMap<String, (Vec<usize>, Vec<f64>)> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/ogb")
+        .join(file);
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let (name, rest) = l.split_once(' ').unwrap();
+            let (shape, values) = rest.split_once("] ").unwrap();
+            let shape = shape
+                .trim_start_matches('[')
+                .split(", ")
+                .map(|d| d.parse().unwrap())
+                .collect();
+            let values = values.split(' ').map(|v| v.parse().unwrap()).collect();
+            (name.to_string(), (shape, values))
+        })
+        .collect()
+}
+
+fn as_f64(f: &FeatureData) -> (Vec<usize>, Vec<f64>) {
+    let values = match &f.values {
+        FeatureValues::F32(v) => v.iter().map(|&x| x as f64).collect(),
+        FeatureValues::F64(v) => v.clone(),
+        FeatureValues::I32(v) => v.iter().map(|&x| x as f64).collect(),
+        FeatureValues::I64(v) => v.iter().map(|&x| x as f64).collect(),
+    };
+    (f.shape.clone(), values)
+}
+
+#[test]
+fn a_link_dataset_reads_as_ogb_reads_it() {
+    use burn_gnn_data::ogb::OgbLinkDataset;
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ogb");
+    let ds = OgbLinkDataset::open("ogbl-collab", Some(&fixtures)).unwrap();
+    let want = ogb_read("ogbl_collab_expected.txt");
+    let g = &ds.graph;
+    let (shape, edge_index) = &want["edge_index"];
+    let e = shape[1];
+    let ids = |v: &[i64]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    assert_eq!(ids(&g.senders), edge_index[..e]);
+    assert_eq!(ids(&g.receivers), edge_index[e..]);
+    assert_eq!(as_f64(g.nodes.main.as_ref().unwrap()), want["node_feat"]);
+    assert_eq!(as_f64(&g.edges.named["edge_weight"]), want["edge_weight"]);
+    assert_eq!(as_f64(&g.edges.named["edge_year"]), want["edge_year"]);
+    assert_eq!(g.num_nodes as f64, want["num_nodes"].1[0]);
+    // The split: every tensor OGB loaded from the .pt files, with its shape and values.
+    let mut count = 0;
+    for (name, part) in [
+        ("train", &ds.split.train),
+        ("valid", &ds.split.valid),
+        ("test", &ds.split.test),
+    ] {
+        for (key, tensor) in &part.tensors {
+            assert_eq!(
+                as_f64(tensor),
+                want[&format!("{name}.{key}")],
+                "{name}.{key}"
+            );
+            count += 1;
+        }
+    }
+    assert_eq!(count, want.keys().filter(|k| k.contains('.')).count());
+    let (s, r) = ds.split.valid.pairs("edge_neg").unwrap();
+    assert_eq!((s, r), (vec![1, 2, 3], vec![4, 5, 3]));
+    assert!(matches!(
+        ds.split.valid.pairs("year"),
+        Err(DataError::InvalidArgument(_))
+    ));
+    assert_eq!(ds.evaluator().metric, OgbMetric::HitsAt(50));
+}
+
+#[test]
+fn bad_link_splits_name_the_file() {
+    use burn_gnn_data::ogb::OgbLinkDataset;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ogb/ogbl_collab");
+    let root = scratch("link");
+    let dir = root.join("ogbl_collab");
+    for sub in ["raw", "split/time"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+        for entry in std::fs::read_dir(src.join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dir.join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+    let open = || OgbLinkDataset::open("ogbl-collab", Some(&root));
+    assert!(open().is_ok());
+    // Five nodes (node features, which would be one row long, left out) where train.pt's
+    // edges name node 5.
+    std::fs::remove_file(dir.join("raw/node-feat.csv.gz")).unwrap();
+    gz(&dir.join("raw/num-node-list.csv.gz"), "5\n");
+    gz(&dir.join("raw/edge.csv.gz"), "0,1\n1,2\n3,1\n4,0\n0,0\n");
+    match open().unwrap_err() {
+        DataError::Array { file, reason } => {
+            assert!(file.ends_with("train.pt:edge"), "{file}");
+            assert!(reason.contains("node 5"), "{reason}");
+        }
+        other => panic!("expected an array error, got {other:?}"),
+    }
+    gz(&dir.join("raw/num-node-list.csv.gz"), "6\n");
+    assert!(open().is_ok());
+    // A truncated .pt, a missing one, bytes that are not PyTorch's format.
+    let bytes = std::fs::read(src.join("split/time/valid.pt")).unwrap();
+    std::fs::write(dir.join("split/time/valid.pt"), &bytes[..bytes.len() / 2]).unwrap();
+    assert!(matches!(open(), Err(DataError::Array { file, .. }) if file.contains("valid.pt")));
+    std::fs::write(dir.join("split/time/valid.pt"), b"not a checkpoint").unwrap();
+    assert!(matches!(open(), Err(DataError::Array { file, .. }) if file.contains("valid.pt")));
+    std::fs::remove_file(dir.join("split/time/valid.pt")).unwrap();
+    assert!(matches!(open(), Err(DataError::MissingFile { .. })));
+    // Every single-byte change of test.pt reads or is a typed error.
+    std::fs::copy(
+        src.join("split/time/valid.pt"),
+        dir.join("split/time/valid.pt"),
+    )
+    .unwrap();
+    let original = std::fs::read(src.join("split/time/test.pt")).unwrap();
+    for i in (0..original.len()).step_by(5) {
+        let mut bytes = original.clone();
+        bytes[i] ^= 0x5a;
+        std::fs::write(dir.join("split/time/test.pt"), &bytes).unwrap();
+        let _ = open();
+    }
+    std::fs::remove_dir_all(root).unwrap();
+}

@@ -6,13 +6,16 @@
 //!
 //! Heterogeneous node datasets (`ogbn-mag`) read as [`OgbHeteroNodeDataset`].
 //!
-//! Not read yet: the link datasets' split files (`split/<scheme>/*.pt`, PyTorch's format), the
-//! binary heterogeneous layout, `ogbg-code2`'s sub-token labels, and downloading (point the
+//! Link datasets ([`OgbLinkDataset`]) with their split files (`split/<scheme>/*.pt`, PyTorch's
+//! format, read with Burn's `pytorch-reader`).
+//!
+//! Not read yet: heterogeneous link datasets (`ogbl-biokg`), the binary heterogeneous layout, `ogbg-code2`'s sub-token labels, and downloading (point the
 //! loaders at the unpacked zip).
 
 mod evaluate;
 mod hetero;
 mod info;
+mod link;
 mod read;
 
 pub use evaluate::{
@@ -21,4 +24,5 @@ pub use evaluate::{
 };
 pub use hetero::OgbHeteroNodeDataset;
 pub use info::{OgbInfo, OgbLevel, OgbMetric};
+pub use link::{OgbLinkDataset, OgbLinkPart, OgbLinkSplit};
 pub use read::{OgbGraphDataset, OgbNodeDataset, OgbSplit};

@@ -539,10 +539,10 @@ pub(super) fn doubled_rows(f: FeatureData) -> FeatureData {
 }
 
 /// The raw graphs of a dataset, checked: ids local to each graph, features of all graphs.
-struct RawGraphs {
+pub(super) struct RawGraphs {
     senders: Vec<i64>,
     receivers: Vec<i64>,
-    num_nodes: Vec<usize>,
+    pub(super) num_nodes: Vec<usize>,
     num_edges: Vec<usize>,
     node_offsets: Vec<usize>,
     edge_offsets: Vec<usize>,
@@ -555,7 +555,7 @@ const MAIN_NODE: &str = "node_feat";
 const MAIN_EDGE: &str = "edge_feat";
 
 impl RawGraphs {
-    fn read(raw_dir: &Path, info: &OgbInfo) -> Result<RawGraphs, DataError> {
+    pub(super) fn read(raw_dir: &Path, info: &OgbInfo) -> Result<RawGraphs, DataError> {
         match info.binary {
             true => RawGraphs::read_npz(raw_dir),
             false => RawGraphs::read_csv(raw_dir, info),
@@ -785,7 +785,7 @@ impl RawGraphs {
     }
 
     /// The graphs `range` as one graph of their own (node ids made global to it).
-    fn graph(&self, range: std::ops::Range<usize>, add_inverse_edge: bool) -> GraphData {
+    pub(super) fn graph(&self, range: std::ops::Range<usize>, add_inverse_edge: bool) -> GraphData {
         let (n0, n1) = (self.node_offsets[range.start], self.node_offsets[range.end]);
         let (e0, e1) = (self.edge_offsets[range.start], self.edge_offsets[range.end]);
         let factor = if add_inverse_edge { 2 } else { 1 };
