@@ -372,6 +372,41 @@ fn own_data_numpy_chapter() {
     // ANCHOR_END: own_data_numpy
 }
 
+#[cfg(feature = "parquet")]
+#[test]
+fn own_data_parquet_chapter() {
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/burn-gnn-data/tests/data/parquet");
+    // ANCHOR: own_data_parquet
+    use burn_gnn::data::io::{EdgeTable, Features, IdKind, LabelKind, NodeTable, Table};
+
+    // Written by pyarrow (`crates/burn-gnn-data/tests/data/parquet/make.py`): an edge list of
+    // int64 columns in four row groups, and a node table with text ids, numbers, a list<float>
+    // embedding, a label with a null and a dictionary-encoded column.
+    let edges = EdgeTable::new(Table::parquet(fixtures.join("edges.parquet")))
+        .source("src")
+        .target("dst")
+        .weight("weight")
+        .ids(IdKind::Index)
+        .read()
+        .expect("a valid table");
+    assert_eq!(edges.data.senders.len(), 12);
+
+    let nodes = NodeTable::new(Table::parquet(fixtures.join("nodes.parquet")))
+        .id("id")
+        .features(Features::vector("emb", ','))
+        .label("team", LabelKind::Text);
+    let graph = EdgeTable::new(Table::from_bytes("edges.csv", "s,t\nn7,n3\nn0,n7\n"))
+        .ids(IdKind::Text)
+        .nodes(nodes)
+        .read()
+        .expect("every endpoint is a node id");
+    assert_eq!(graph.data.nodes.main.as_ref().expect("emb").shape, [4, 2]);
+    // The null label is an unlabelled node (-1), as an empty CSV field.
+    assert_eq!(graph.labels(), Some(&[1, -1, 0, 1][..]));
+    // ANCHOR_END: own_data_parquet
+}
+
 #[test]
 fn own_data_ogb_chapter() {
     let fixtures =

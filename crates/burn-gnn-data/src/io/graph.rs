@@ -226,7 +226,12 @@ impl EdgeTable {
         let plain = match (&nodes, self.ids, &self.features) {
             (None, IdKind::Index | IdKind::Integer, Features::None) => self
                 .table
-                .read_plain(records.width(), &[s, t], &w.into_iter().collect::<Vec<_>>())
+                .read_plain(
+                    &records,
+                    records.width(),
+                    &[s, t],
+                    &w.into_iter().collect::<Vec<_>>(),
+                )
                 .and_then(|(mut ids, mut floats)| {
                     let weights = floats.pop().unwrap_or_default();
                     let (receivers, senders) = (ids.pop().expect("two"), ids.pop().expect("two"));

@@ -22,6 +22,8 @@ mod graph;
 mod hetero;
 mod node_index;
 mod numpy;
+#[cfg(feature = "parquet")]
+mod parquet;
 mod table;
 
 pub use graph::{EDGE_WEIGHT, EdgeTable, LABELS, LabelKind, NodeTable, TableGraph};

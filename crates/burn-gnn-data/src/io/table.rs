@@ -90,7 +90,12 @@ impl Features {
 #[derive(Clone, Debug)]
 enum Source {
     File(PathBuf),
-    Bytes { name: String, bytes: Arc<[u8]> },
+    Bytes {
+        name: String,
+        bytes: Arc<[u8]>,
+    },
+    #[cfg(feature = "parquet")]
+    Parquet(PathBuf),
 }
 
 /// A delimited text table (CSV, TSV, …): where it is and how it is written.
@@ -122,6 +127,22 @@ impl Table {
         Table {
             source: Source::File(path.as_ref().to_path_buf()),
             delimiter,
+            header: true,
+            comment: None,
+        }
+    }
+
+    /// A Parquet file (feature `parquet`): columns by their names or positions, as in a CSV
+    /// file with a header; row groups are decoded in parallel. Integer, float, boolean (`1`/`0`),
+    /// string and dictionary-encoded string columns, and lists of numbers (read by
+    /// [`Features::Vector`] with `','`); a null is an empty field. In errors, `line` is the
+    /// 1-based row and the reason names its row group. The delimiter, header and comment
+    /// settings do not apply.
+    #[cfg(feature = "parquet")]
+    pub fn parquet(path: impl AsRef<Path>) -> Table {
+        Table {
+            source: Source::Parquet(path.as_ref().to_path_buf()),
+            delimiter: b',',
             header: true,
             comment: None,
         }
@@ -164,12 +185,27 @@ impl Table {
         match &self.source {
             Source::File(path) => path.display().to_string(),
             Source::Bytes { name, .. } => name.clone(),
+            #[cfg(feature = "parquet")]
+            Source::Parquet(path) => path.display().to_string(),
         }
     }
 
     /// Opens the table and reads its header.
     pub(crate) fn open(&self) -> Result<Records, DataError> {
         let name = self.name();
+        #[cfg(feature = "parquet")]
+        if let Source::Parquet(path) = &self.source {
+            let rows = super::parquet::ParquetRows::read(path)?;
+            return Ok(Records {
+                name,
+                gzip: false,
+                last_line: 0,
+                headers: Some(rows.names.clone()),
+                input: Input::Parquet(rows),
+                record: ByteRecord::new(),
+                pending: false,
+            });
+        }
         let mut input: Box<dyn Read> = match &self.source {
             Source::File(path) => {
                 let file = std::fs::File::open(path).map_err(|source| DataError::Io {
@@ -179,6 +215,8 @@ impl Table {
                 Box::new(std::io::BufReader::with_capacity(1 << 20, file))
             }
             Source::Bytes { bytes, .. } => Box::new(std::io::Cursor::new(bytes.clone())),
+            #[cfg(feature = "parquet")]
+            Source::Parquet(_) => unreachable!("opened above"),
         };
         // A gzip file (`.csv.gz`, as OGB ships its tables) is read through a decoder.
         let mut magic = [0u8; 2];
@@ -200,14 +238,14 @@ impl Table {
             name,
             gzip,
             last_line: 0,
-            reader,
+            input: Input::Csv(reader),
             headers: None,
             record: ByteRecord::new(),
             pending: false,
         };
         if self.header {
             let mut header = ByteRecord::new();
-            let got = records.reader.read_byte_record(&mut header);
+            let got = records.csv().read_byte_record(&mut header);
             match got {
                 Ok(true) => {
                     records.last_line = header.position().map_or(1, csv::Position::line);
@@ -228,7 +266,9 @@ impl Table {
             }
         } else {
             // The width comes from the first record: read it now, hand it out first.
-            let got = records.reader.read_byte_record(&mut records.record);
+            let mut first = ByteRecord::new();
+            let got = records.csv().read_byte_record(&mut first);
+            records.record = first;
             records.pending = got.map_err(|e| records.csv_error(e))?;
         }
         Ok(records)
@@ -263,14 +303,29 @@ pub(crate) struct Records {
     /// The line of the last record read (the header's is 1): where a read error without a
     /// position of its own (I/O, a broken gzip stream) happened, one line on.
     last_line: u64,
-    reader: csv::Reader<Box<dyn Read>>,
+    input: Input,
     headers: Option<Vec<String>>,
     record: ByteRecord,
     /// A headerless table's first record, read to learn the width and not yet handed out.
     pending: bool,
 }
 
+/// Where an open table's records come from.
+enum Input {
+    Csv(csv::Reader<Box<dyn Read>>),
+    #[cfg(feature = "parquet")]
+    Parquet(super::parquet::ParquetRows),
+}
+
 impl Records {
+    fn csv(&mut self) -> &mut csv::Reader<Box<dyn Read>> {
+        match &mut self.input {
+            Input::Csv(reader) => reader,
+            #[cfg(feature = "parquet")]
+            Input::Parquet(_) => unreachable!("a Parquet table has no text reader"),
+        }
+    }
+
     /// The table's name, for errors.
     pub(crate) fn name(&self) -> &str {
         &self.name
@@ -333,11 +388,18 @@ impl Records {
 
     /// An error at `line` in the column at `position`.
     pub(crate) fn error(&self, line: u64, position: usize, reason: impl Into<String>) -> DataError {
+        #[allow(unused_mut)]
+        let mut reason = reason.into();
+        #[cfg(feature = "parquet")]
+        if let Input::Parquet(rows) = &self.input {
+            let group = rows.group_of(line.saturating_sub(1) as usize);
+            reason = format!("{reason} (row group {group})");
+        }
         DataError::Table {
             file: self.name.clone(),
             line,
             column: Some(self.column_name(position)),
-            reason: reason.into(),
+            reason,
         }
     }
 
@@ -364,13 +426,20 @@ impl Records {
         &mut self,
         mut f: impl FnMut(&Records, &ByteRecord, u64) -> Result<(), DataError>,
     ) -> Result<(), DataError> {
+        #[cfg(feature = "parquet")]
+        if let Input::Parquet(rows) = &self.input {
+            return rows.for_each_row(
+                |record, row| f(self, record, row),
+                |row, position, reason| self.error(row, position, reason),
+            );
+        }
         let mut record = std::mem::take(&mut self.record);
         if std::mem::take(&mut self.pending) {
             let line = record.position().map_or(1, csv::Position::line);
             f(self, &record, line)?;
         }
         loop {
-            match self.reader.read_byte_record(&mut record) {
+            match self.csv().read_byte_record(&mut record) {
                 Ok(true) => {
                     let line = record.position().map_or(0, csv::Position::line);
                     self.last_line = line;
@@ -395,10 +464,17 @@ impl Table {
     /// gives what the record reader would.
     pub(crate) fn read_plain(
         &self,
+        records: &Records,
         width: usize,
         ints: &[usize],
         floats: &[usize],
     ) -> Option<PlainColumns> {
+        // A Parquet table is columnar already: its columns whole, if they convert exactly.
+        #[cfg(feature = "parquet")]
+        if let Input::Parquet(rows) = &records.input {
+            return rows.numeric_columns(ints, floats);
+        }
+        let _ = records;
         let map;
         let all: &[u8] = match &self.source {
             Source::File(path) => {
@@ -409,6 +485,8 @@ impl Table {
                 &map
             }
             Source::Bytes { bytes, .. } => bytes,
+            #[cfg(feature = "parquet")]
+            Source::Parquet(_) => return None,
         };
         if all.starts_with(&GZIP_MAGIC)
             || all.contains(&b'"')
