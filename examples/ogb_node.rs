@@ -2,7 +2,8 @@
 //! files, scored by OGB's evaluator (see the book's "Your own data").
 //!
 //! ```sh
-//! # An unpacked OGB zip under DIR (DIR/ogbn_arxiv/raw/..., or DIR/arxiv/raw/...):
+//! # An unpacked OGB zip under DIR (DIR/ogbn_arxiv/raw/..., or DIR/arxiv/raw/...); when it is
+//! # not there, OGB's zip is downloaded into DIR (default datasets/cache/ogb) unless --offline:
 //! cargo run --release --example ogb_node -- --name ogbn-arxiv --data-dir DIR --model sage
 //! # No --name: the embedded Cora written in OGB's layout (as a dataset of its own,
 //! # `ogbn-cora`, with Planetoid's public split as the scheme `public`), read back, checked
@@ -16,15 +17,22 @@
 //! the test metric at the best validation epoch. Single-task classification datasets only
 //! (`acc`: arxiv, products, papers100M); others are refused with a message.
 
+// The parts of examples/common this example uses.
+mod common {
+    pub mod download;
+    #[allow(dead_code)] // the download bar only: Progress::new is for the training examples
+    pub mod progress;
+}
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use burn::nn::loss::CrossEntropyLossConfig;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use burn_gnn_data::Planetoid;
 use burn_gnn_data::io::LABELS;
 use burn_gnn_data::ogb::{OgbInfo, OgbMetric, OgbNodeDataset};
+use burn_gnn_data::{DataError, Planetoid, download_ogb};
 use burn_gnn_graph::transforms::ToUndirected;
 use burn_gnn_graph::{Compose, FeatureValues, GraphsTuple, Transform};
 use burn_gnn_nn::{GcnConfig, GraphSageConfig};
@@ -37,9 +45,12 @@ struct Args {
     /// The dataset, e.g. ogbn-arxiv. Without it, Cora is written in OGB's layout and read back.
     #[arg(long)]
     name: Option<String>,
-    /// The folder holding the unpacked dataset.
-    #[arg(long, env = "BURN_GNN_DATA_DIR")]
-    data_dir: Option<PathBuf>,
+    /// The folder holding the unpacked dataset (and where a download goes).
+    #[arg(long, env = "BURN_GNN_DATA_DIR", default_value = "datasets/cache/ogb")]
+    data_dir: PathBuf,
+    /// Never download: fail when the dataset is not in --data-dir.
+    #[arg(long)]
+    offline: bool,
     /// The model.
     #[arg(long, value_enum, default_value_t = Model::Sage)]
     model: Model,
@@ -179,9 +190,18 @@ fn features(graph: &GraphsTuple) -> Tensor<2> {
 fn main() {
     let args = Args::parse();
     let ds = match &args.name {
-        Some(name) => {
-            OgbNodeDataset::open(name, args.data_dir.as_deref()).unwrap_or_else(|e| fail(e))
-        }
+        Some(name) => match OgbNodeDataset::open(name, Some(&args.data_dir)) {
+            Err(DataError::MissingFile { .. }) if !args.offline => {
+                eprintln!(
+                    "{name} is not in {}: downloading it",
+                    args.data_dir.display()
+                );
+                download_ogb(name, &args.data_dir, common::download::downloads())
+                    .unwrap_or_else(|e| fail(e));
+                OgbNodeDataset::open(name, Some(&args.data_dir)).unwrap_or_else(|e| fail(e))
+            }
+            read => read.unwrap_or_else(|e| fail(e)),
+        },
         None => cora_fixture(&args.out),
     };
     let info = &ds.info;

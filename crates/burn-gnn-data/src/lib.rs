@@ -86,7 +86,10 @@ mod tu_text;
 
 pub use academic::{Academic, AcademicConfig};
 #[cfg(feature = "download")]
-pub use download::{download_planetoid, download_planetoid_from, download_tu, download_tu_from};
+pub use download::{
+    download_ogb, download_ogb_from, download_planetoid, download_planetoid_from, download_tu,
+    download_tu_from,
+};
 pub use error::DataError;
 pub use hetero_sampler::{HeteroNeighborLoader, HeteroNeighbors, HeteroSampledBatch};
 pub use karate::KarateClub;

@@ -906,3 +906,118 @@ fn bad_link_splits_name_the_file() {
     }
     std::fs::remove_dir_all(root).unwrap();
 }
+
+#[cfg(feature = "download")]
+mod download {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    use burn_gnn_data::ogb::{OgbInfo, OgbNodeDataset};
+    use burn_gnn_data::{DataError, DownloadEvent, download_ogb_from};
+
+    use super::{scratch, write_arxiv};
+
+    /// A zip of the folder `dir` with its entries under `prefix/`, plus `extra` entries.
+    fn zip_of(dir: &std::path::Path, prefix: &str, extra: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for entry in std::fs::read_dir(&d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let relative = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
+                zip.start_file(format!("{prefix}/{relative}"), options)
+                    .unwrap();
+                zip.write_all(&std::fs::read(&path).unwrap()).unwrap();
+            }
+        }
+        for (name, bytes) in extra {
+            zip.start_file(*name, options).unwrap();
+            zip.write_all(bytes).unwrap();
+        }
+        zip.finish().unwrap().into_inner()
+    }
+
+    /// Serves `body` once per request at any path.
+    fn serve(body: Vec<u8>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/arxiv.zip", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) <= 2 {
+                        break;
+                    }
+                }
+                let mut reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                reply.extend(&body);
+                let _ = stream.write_all(&reply);
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn a_dataset_downloads_unpacks_and_reads() {
+        let source = scratch("dl-src");
+        let folder = write_arxiv(&source);
+        let info = OgbInfo::get("ogbn-arxiv").unwrap();
+        // As OGB's zips are laid out: everything under the download name (`arxiv/`).
+        let url = serve(zip_of(&folder, "arxiv", &[]));
+        let root = scratch("dl-root");
+        let mut events = Vec::new();
+        let dir = download_ogb_from(&url, &info, &root, |e| events.push(e)).unwrap();
+        assert_eq!(dir, root.join("ogbn_arxiv"));
+        assert!(matches!(
+            events.first(),
+            Some(DownloadEvent::Start { total: Some(_), .. })
+        ));
+        assert!(matches!(events.last(), Some(DownloadEvent::Done { file }) if file == "arxiv.zip"));
+        // Read from the download as from the folder it came from; nothing else is left.
+        let read = OgbNodeDataset::open("ogbn-arxiv", Some(&root)).unwrap();
+        let original = OgbNodeDataset::open("ogbn-arxiv", Some(&source)).unwrap();
+        assert_eq!(read.graph, original.graph);
+        assert_eq!(read.split, original.split);
+        let left: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["ogbn_arxiv"]);
+        // Present: nothing is fetched again (the server would serve the same; no events).
+        let mut again = Vec::new();
+        download_ogb_from(&url, &info, &root, |e| again.push(e)).unwrap();
+        assert!(again.is_empty());
+        std::fs::remove_dir_all(root).unwrap();
+
+        // An entry outside the dataset's folder, a truncated zip: typed errors, nothing left.
+        for body in [
+            zip_of(&folder, "arxiv", &[("../evil.txt", b"x")]),
+            zip_of(&folder, "arxiv", &[])[..200].to_vec(),
+        ] {
+            let url = serve(body);
+            let root = scratch("dl-bad");
+            let e = download_ogb_from(&url, &info, &root, |_| {}).unwrap_err();
+            assert!(matches!(e, DataError::Download { .. }), "{e:?}");
+            let left = std::fs::read_dir(&root).unwrap().count();
+            assert_eq!(left, 0, "{e}");
+            std::fs::remove_dir_all(root).unwrap();
+        }
+        std::fs::remove_dir_all(source).unwrap();
+    }
+}

@@ -1,16 +1,16 @@
-//! The Open Graph Benchmark's formats and evaluators (`ogb` 1.3.6): dataset descriptions
-//! ([`OgbInfo`], from OGB's `master.csv`), the raw on-disk layouts of homogeneous node and graph
-//! datasets ([`OgbNodeDataset`], [`OgbGraphDataset`]: CSV.gz tables or NumPy `.npz`, split
-//! schemes) and of heterogeneous node datasets ([`OgbHeteroNodeDataset`]), and the evaluators with OGB's semantics and input checks ([`Evaluator`]: accuracy,
-//! ROC-AUC, AP, RMSE, MRR, Hits@K, sub-token F1).
+//! The Open Graph Benchmark's formats and evaluators (`ogb` 1.3.6):
 //!
-//! Heterogeneous node datasets (`ogbn-mag`) read as [`OgbHeteroNodeDataset`].
+//! - [`OgbInfo`]: each dataset's description, from OGB's own `master.csv`;
+//! - the raw on-disk layouts: homogeneous node and graph datasets ([`OgbNodeDataset`],
+//!   [`OgbGraphDataset`]: CSV.gz tables or NumPy `.npz`, split schemes), heterogeneous node
+//!   datasets ([`OgbHeteroNodeDataset`], `ogbn-mag`) and link datasets ([`OgbLinkDataset`],
+//!   their `split/<scheme>/*.pt` files read with Burn's `pytorch-reader`);
+//! - [`Evaluator`]: the metrics with OGB's semantics and input checks (accuracy, ROC-AUC, AP,
+//!   RMSE, MRR, Hits@K, sub-token F1).
 //!
-//! Link datasets ([`OgbLinkDataset`]) with their split files (`split/<scheme>/*.pt`, PyTorch's
-//! format, read with Burn's `pytorch-reader`).
-//!
-//! Not read yet: heterogeneous link datasets (`ogbl-biokg`), the binary heterogeneous layout, `ogbg-code2`'s sub-token labels, and downloading (point the
-//! loaders at the unpacked zip).
+//! `download_ogb` (feature `download`) fetches and unpacks a dataset's zip. Not read yet:
+//! heterogeneous link datasets (`ogbl-biokg`), the binary heterogeneous layout, and
+//! `ogbg-code2`'s sub-token labels.
 
 mod evaluate;
 mod hetero;
