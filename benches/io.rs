@@ -8,6 +8,10 @@
 //! - `io/npy_edge_index/{open,copy}/E=…`: an `int64` `edge_index` `[2, E]` in `.npy`, mapped and
 //!   handed out in place ([`NpyArray::open`] then `to_i64`), and copied into a `Vec`.
 //!
+//! - `io/parquet_edges/index/E=…` (feature `parquet`): the same edge list as Parquet, when
+//!   `benches/peers/io_csv.py --parquet` has written it beside the CSV file (pyarrow, int64
+//!   columns, snappy, row groups of 1 Mi rows), read by `Table::parquet`.
+//!
 //! `IO_BENCH_EDGES` (default 10000000) sets `E` for the CSV file, `IO_BENCH_NPY_EDGES` (default
 //! 50000000, 1e8 entries) for the `.npy`. `benches/peers/io_csv.py FILE` times pyarrow's and
 //! pandas' CSV readers on the same file.
@@ -112,6 +116,28 @@ fn io(c: &mut Criterion) {
                 black_box(g.expect("a valid table").data.senders.len())
             })
         });
+    }
+    #[cfg(feature = "parquet")]
+    {
+        let parquet = csv.with_extension("parquet");
+        match parquet.exists() {
+            true => {
+                group.bench_function(format!("parquet_edges/index/E={}", label(edges)), |b| {
+                    b.iter(|| {
+                        let g = EdgeTable::new(burn_gnn_data::io::Table::parquet(&parquet))
+                            .source("src")
+                            .target("dst")
+                            .ids(IdKind::Index)
+                            .read();
+                        black_box(g.expect("a valid table").data.senders.len())
+                    })
+                });
+            }
+            false => eprintln!(
+                "io/parquet_edges: skipped, no {} (benches/peers/io_csv.py --parquet writes it)",
+                parquet.display()
+            ),
+        }
     }
     let npy_edges = env_usize("IO_BENCH_NPY_EDGES", 50_000_000);
     let npy = npy_file(npy_edges);
