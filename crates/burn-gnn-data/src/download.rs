@@ -176,11 +176,7 @@ fn fetch(
     progress: &mut impl FnMut(DownloadEvent),
 ) -> Result<Vec<u8>, String> {
     let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
-    let total = response
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let total = content_length(&response);
     if let Some(total) = total.filter(|&t| t > MAX_BYTES) {
         return Err(format!(
             "the server announces {total} bytes, more than the {MAX_BYTES} accepted"
@@ -207,6 +203,15 @@ fn fetch(
         return Err(format!("more than the {MAX_BYTES} bytes accepted"));
     }
     Ok(bytes)
+}
+
+/// The size the server announces, if it does.
+fn content_length(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+    response
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
 }
 
 /// Writes `bytes` to `path` through `<path>.part`, so a partial file never has the final name.
@@ -314,11 +319,7 @@ fn fetch_to_file(
     progress: &mut impl FnMut(DownloadEvent),
 ) -> Result<(), String> {
     let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
-    let total = response
-        .headers()
-        .get("content-length")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let total = content_length(&response);
     progress(DownloadEvent::Start {
         file: file.to_string(),
         total,

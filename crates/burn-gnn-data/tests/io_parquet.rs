@@ -14,6 +14,19 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The line, column and reason of a table error.
+fn at(e: DataError) -> (u64, Option<String>, String) {
+    match e {
+        DataError::Table {
+            line,
+            column,
+            reason,
+            ..
+        } => (line, column, reason),
+        other => panic!("expected a table error, got {other:?}"),
+    }
+}
+
 #[test]
 fn an_edge_list_reads_as_its_csv() {
     for ids in [IdKind::Index, IdKind::Integer, IdKind::Text] {
@@ -103,18 +116,9 @@ fn narrow_integers_convert_exactly() {
         .ids(IdKind::Index)
         .read()
         .unwrap_err();
-    match e {
-        DataError::Table {
-            line,
-            column,
-            reason,
-            ..
-        } => {
-            assert_eq!((line, column.as_deref()), (2, Some("t")));
-            assert!(reason.contains("row group 0"), "{reason}");
-        }
-        other => panic!("expected a table error, got {other:?}"),
-    }
+    let (line, column, reason) = at(e);
+    assert_eq!((line, column.as_deref()), (2, Some("t")));
+    assert!(reason.contains("row group 0"), "{reason}");
 }
 
 #[test]
@@ -124,18 +128,9 @@ fn bad_parquet_is_a_typed_error() {
         .features(Features::Rest)
         .read()
         .unwrap_err();
-    match e {
-        DataError::Table {
-            line,
-            column,
-            reason,
-            ..
-        } => {
-            assert_eq!((line, column.as_deref()), (1, Some("when")));
-            assert!(reason.contains("not read"), "{reason}");
-        }
-        other => panic!("expected a table error, got {other:?}"),
-    }
+    let (line, column, reason) = at(e);
+    assert_eq!((line, column.as_deref()), (1, Some("when")));
+    assert!(reason.contains("not read"), "{reason}");
     // A missing column lists the file's columns.
     let e = EdgeTable::new(Table::parquet(fixture("edges.parquet")))
         .source("from")

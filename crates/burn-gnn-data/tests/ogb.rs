@@ -293,6 +293,17 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Copies the files of the folders `subs` of `src` into the same folders under `dst`.
+fn copy_folders(src: &Path, dst: &Path, subs: &[&str]) {
+    for sub in subs {
+        std::fs::create_dir_all(dst.join(sub)).unwrap();
+        for entry in std::fs::read_dir(src.join(sub)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), dst.join(sub).join(entry.file_name())).unwrap();
+        }
+    }
+}
+
 /// Writes `text` gzip-compressed, as OGB ships its tables.
 fn gz(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -614,13 +625,7 @@ fn mutated_binary_archives_never_panic() {
     // Every single-byte change of the committed data.npz gives a dataset or a typed error.
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ogb/binary_node");
     let root = scratch("mutated");
-    for sub in ["raw", "split/time"] {
-        std::fs::create_dir_all(root.join(sub)).unwrap();
-        for entry in std::fs::read_dir(src.join(sub)).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), root.join(sub).join(entry.file_name())).unwrap();
-        }
-    }
+    copy_folders(&src, &root, &["raw", "split/time"]);
     let original = std::fs::read(src.join("raw/data.npz")).unwrap();
     let info = OgbInfo::get("ogbn-papers100M").unwrap();
     let mut errors = 0;
@@ -860,13 +865,7 @@ fn bad_link_splits_name_the_file() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ogb/ogbl_collab");
     let root = scratch("link");
     let dir = root.join("ogbl_collab");
-    for sub in ["raw", "split/time"] {
-        std::fs::create_dir_all(dir.join(sub)).unwrap();
-        for entry in std::fs::read_dir(src.join(sub)).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), dir.join(sub).join(entry.file_name())).unwrap();
-        }
-    }
+    copy_folders(&src, &dir, &["raw", "split/time"]);
     let open = || OgbLinkDataset::open("ogbl-collab", Some(&root));
     assert!(open().is_ok());
     // Five nodes (node features, which would be one row long, left out) where train.pt's

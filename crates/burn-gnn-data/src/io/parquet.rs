@@ -339,7 +339,9 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/parquet").join(name)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/parquet")
+            .join(name)
     }
 
     /// The column path is taken (not left to the row reader) for numeric columns across row

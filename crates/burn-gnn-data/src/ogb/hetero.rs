@@ -27,8 +27,8 @@ use crate::io::{LABELS, Table};
 use super::evaluate::Evaluator;
 use super::info::{OgbInfo, OgbLevel};
 use super::read::{
-    OgbSplit, check_rows, dataset_dir, doubled_rows, expect_level, integers, label_feature,
-    missing, read_optional, read_split, read_table, table_error, values_f64,
+    OgbSplit, check_rows, doubled_rows, integers, label_feature, locate, missing, read_optional,
+    read_split, read_table, table_error, values_f64,
 };
 
 /// An OGB heterogeneous node property prediction dataset (`ogbn-mag`) read from its raw CSV.gz
@@ -64,9 +64,7 @@ impl OgbHeteroNodeDataset {
     /// # Errors
     /// As [`OgbNodeDataset::open`](super::OgbNodeDataset::open).
     pub fn open(name: &str, data_dir: Option<&Path>) -> Result<OgbHeteroNodeDataset, DataError> {
-        let info = OgbInfo::get(name)?;
-        expect_level(&info, OgbLevel::Node)?;
-        let dir = dataset_dir(&info, data_dir)?;
+        let (info, dir) = locate(name, OgbLevel::Node, data_dir)?;
         OgbHeteroNodeDataset::open_dir(&dir, info)
     }
 

@@ -14,7 +14,7 @@ use crate::DataError;
 
 use super::evaluate::Evaluator;
 use super::info::{OgbInfo, OgbLevel};
-use super::read::{RawGraphs, dataset_dir, expect_level, missing};
+use super::read::{RawGraphs, locate, missing};
 
 /// One part of a link split (`train.pt`, `valid.pt` or `test.pt`): its tensors by name, as the
 /// dataset writes them. OGB's link datasets use:
@@ -115,9 +115,7 @@ impl OgbLinkDataset {
     /// # Errors
     /// As [`OgbNodeDataset::open`](super::OgbNodeDataset::open).
     pub fn open(name: &str, data_dir: Option<&Path>) -> Result<OgbLinkDataset, DataError> {
-        let info = OgbInfo::get(name)?;
-        expect_level(&info, OgbLevel::Link)?;
-        let dir = dataset_dir(&info, data_dir)?;
+        let (info, dir) = locate(name, OgbLevel::Link, data_dir)?;
         OgbLinkDataset::open_dir(&dir, info)
     }
 

@@ -92,9 +92,7 @@ impl OgbNodeDataset {
     /// [`DataError::MissingFile`] when no folder holds the raw files; as
     /// [`open_dir`](Self::open_dir).
     pub fn open(name: &str, data_dir: Option<&Path>) -> Result<OgbNodeDataset, DataError> {
-        let info = OgbInfo::get(name)?;
-        expect_level(&info, OgbLevel::Node)?;
-        let dir = dataset_dir(&info, data_dir)?;
+        let (info, dir) = locate(name, OgbLevel::Node, data_dir)?;
         OgbNodeDataset::open_dir(&dir, info)
     }
 
@@ -207,9 +205,7 @@ impl OgbGraphDataset {
     /// # Errors
     /// As [`OgbNodeDataset::open`].
     pub fn open(name: &str, data_dir: Option<&Path>) -> Result<OgbGraphDataset, DataError> {
-        let info = OgbInfo::get(name)?;
-        expect_level(&info, OgbLevel::Graph)?;
-        let dir = dataset_dir(&info, data_dir)?;
+        let (info, dir) = locate(name, OgbLevel::Graph, data_dir)?;
         OgbGraphDataset::open_dir(&dir, info)
     }
 
@@ -314,7 +310,19 @@ impl OgbGraphDataset {
     }
 }
 
-pub(super) fn expect_level(info: &OgbInfo, level: OgbLevel) -> Result<(), DataError> {
+/// The dataset `name`'s description, checked to be of `level`, and its folder under `data_dir`.
+pub(super) fn locate(
+    name: &str,
+    level: OgbLevel,
+    data_dir: Option<&Path>,
+) -> Result<(OgbInfo, PathBuf), DataError> {
+    let info = OgbInfo::get(name)?;
+    expect_level(&info, level)?;
+    let dir = dataset_dir(&info, data_dir)?;
+    Ok((info, dir))
+}
+
+fn expect_level(info: &OgbInfo, level: OgbLevel) -> Result<(), DataError> {
     if info.level == level {
         return Ok(());
     }
@@ -329,7 +337,7 @@ fn is_single_class(info: &OgbInfo) -> bool {
 }
 
 /// The dataset's folder under `data_dir` (else [`DATA_DIR_ENV`]).
-pub(super) fn dataset_dir(info: &OgbInfo, data_dir: Option<&Path>) -> Result<PathBuf, DataError> {
+fn dataset_dir(info: &OgbInfo, data_dir: Option<&Path>) -> Result<PathBuf, DataError> {
     let root = data_dir
         .map(Path::to_path_buf)
         .or_else(|| std::env::var_os(DATA_DIR_ENV).map(PathBuf::from));
