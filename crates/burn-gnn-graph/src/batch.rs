@@ -3,7 +3,7 @@
 use burn::tensor::{Int, Tensor};
 
 use crate::compat::{gather_rows, unless_empty};
-use crate::graphs_tuple::{host_ints, index_tensor};
+use crate::graphs_tuple::{Cache, host_ints, index_tensor};
 use crate::{FeatureSet, FeatureSetKind, GraphError, GraphsTuple};
 
 /// Concatenates graphs into one [`GraphsTuple`]: features along dim 0, `n_node`/`n_edge`
@@ -63,8 +63,7 @@ pub fn batch(graphs: &[GraphsTuple]) -> Result<GraphsTuple, GraphError> {
         n_edge: Tensor::cat(graphs.iter().map(|g| g.n_edge.clone()).collect(), 0),
         num_nodes: offset,
         padding: any_padding.then(|| graphs.iter().flat_map(GraphsTuple::padding_flags).collect()),
-        sorted_by_receiver: false,
-        plans: crate::plans::GraphPlans::fresh(),
+        cache: Cache::fresh(),
     })
 }
 
@@ -97,8 +96,7 @@ impl GraphsTuple {
                 n_edge: self.n_edge.clone().slice(g..g + 1),
                 num_nodes: nn,
                 padding: flags[g].then(|| vec![true]),
-                sorted_by_receiver: false,
-                plans: crate::plans::GraphPlans::fresh(),
+                cache: Cache::fresh(),
             });
             node += nn;
             edge += ne;
@@ -166,8 +164,7 @@ impl GraphsTuple {
             n_edge: gather_rows(self.n_edge.clone(), graphs),
             num_nodes,
             padding,
-            sorted_by_receiver: false,
-            plans: crate::plans::GraphPlans::fresh(),
+            cache: Cache::fresh(),
         })
     }
 }

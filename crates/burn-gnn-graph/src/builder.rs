@@ -2,7 +2,7 @@
 
 use burn::tensor::{Int, Tensor};
 
-use crate::graphs_tuple::{default_int, index_tensor};
+use crate::graphs_tuple::{Cache, default_int, index_tensor};
 use crate::{Feature, FeatureSet, GraphError, GraphsTuple};
 
 impl GraphsTuple {
@@ -21,8 +21,7 @@ impl GraphsTuple {
                 n_edge: empty,
                 num_nodes: 0,
                 padding: None,
-                sorted_by_receiver: false,
-                plans: crate::plans::GraphPlans::fresh(),
+                cache: Cache::fresh(),
             },
             n_node: None,
             n_edge: None,

@@ -5,22 +5,18 @@
 #[cfg(any(feature = "json", feature = "binary"))]
 use serde::{Serialize, de::DeserializeOwned};
 
-#[cfg(feature = "json")]
-use crate::FeatureSetData;
 #[cfg(any(feature = "json", feature = "binary"))]
 use crate::GraphError;
 
-/// `value` as JSON, after checking that no float feature of `sets` (named for the error) holds
-/// NaN or ±inf, which `serde_json` would write as `null`.
+/// `value` as JSON, unless `non_finite` names a feature holding NaN or ±inf, which
+/// `serde_json` would write as `null` (the caller finds it: `FeatureSetData::first_non_finite`).
 #[cfg(feature = "json")]
-pub(crate) fn to_json<'a, T: Serialize>(
+pub(crate) fn to_json<T: Serialize>(
     value: &T,
-    sets: impl IntoIterator<Item = (String, &'a FeatureSetData)>,
+    non_finite: Option<String>,
 ) -> Result<String, GraphError> {
-    for (set, data) in sets {
-        if let Some((name, _)) = data.iter().find(|(_, f)| !f.all_finite()) {
-            return Err(GraphError::NonFiniteJson(format!("{set} feature `{name}`")));
-        }
+    if let Some(what) = non_finite {
+        return Err(GraphError::NonFiniteJson(what));
     }
     serde_json::to_string(value).map_err(|e| GraphError::Decode(e.to_string()))
 }

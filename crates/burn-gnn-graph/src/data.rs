@@ -162,12 +162,24 @@ impl FeatureSetData {
         })
     }
 
-    #[cfg(feature = "json")] // used by to_json alone
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &FeatureData)> {
+    #[cfg(feature = "json")] // used by first_non_finite alone
+    fn iter(&self) -> impl Iterator<Item = (&str, &FeatureData)> {
         self.main
             .iter()
             .map(|f| ("main", f))
             .chain(self.named.iter().map(|(k, f)| (k.as_str(), f)))
+    }
+
+    /// The first float feature of `sets` (each named for the message) holding NaN or ±inf,
+    /// as `<set> feature `<name>``: what JSON cannot hold.
+    #[cfg(feature = "json")]
+    pub(crate) fn first_non_finite<'a>(
+        sets: impl IntoIterator<Item = (String, &'a FeatureSetData)>,
+    ) -> Option<String> {
+        sets.into_iter().find_map(|(set, data)| {
+            let (name, _) = data.iter().find(|(_, f)| !f.all_finite())?;
+            Some(format!("{set} feature `{name}`"))
+        })
     }
 }
 
@@ -184,7 +196,8 @@ impl GraphData {
             ("edges", &self.edges),
             ("globals", &self.globals),
         ];
-        codec::to_json(self, sets.map(|(set, data)| (set.to_string(), data)))
+        let sets = sets.map(|(set, data)| (set.to_string(), data));
+        codec::to_json(self, FeatureSetData::first_non_finite(sets))
     }
 
     #[cfg(feature = "json")]

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use burn::tensor::{Bool, Device, Int, Tensor, TensorData};
-use burn_segment::{partition_ids, segment_count};
+use burn_segment::{SegmentPlan, partition_ids, segment_count};
 
 use crate::feature::MAIN;
 use crate::plans::GraphPlans;
@@ -57,10 +57,27 @@ pub struct GraphsTuple {
     pub(crate) num_nodes: usize,
     /// Per graph: whether it is a padding graph. `None`: no padding graphs.
     pub(crate) padding: Option<Vec<bool>>,
-    /// Whether the edges are known to be sorted by receiver.
-    pub(crate) sorted_by_receiver: bool,
-    /// The plans of the index lists, built on first use (see `receiver_plan`).
-    pub(crate) plans: Arc<GraphPlans>,
+    /// What is known and built about the index lists; set only in this module.
+    pub(crate) cache: Cache,
+}
+
+/// What a graph caches about its index lists: whether its edges are sorted by receiver, and
+/// the plans built so far. Other modules can only start a fresh one (for a graph whose edges or
+/// nodes they changed) or keep the one they have; what it holds is set here.
+#[derive(Clone, Debug)]
+pub(crate) struct Cache {
+    sorted_by_receiver: bool,
+    plans: Arc<GraphPlans>,
+}
+
+impl Cache {
+    /// Nothing known, nothing built.
+    pub(crate) fn fresh() -> Cache {
+        Cache {
+            sorted_by_receiver: false,
+            plans: GraphPlans::fresh(),
+        }
+    }
 }
 
 /// A tensor's values on the host, as i64 (one device read).
@@ -129,8 +146,7 @@ impl GraphsTuple {
             n_node,
             n_edge,
             num_nodes,
-            sorted_by_receiver: false,
-            plans: GraphPlans::fresh(),
+            cache: Cache::fresh(),
             ..self.clone()
         }
     }
@@ -231,9 +247,78 @@ impl GraphsTuple {
             n_edge: move_ints(&self.n_edge),
             num_nodes: self.num_nodes,
             padding: self.padding.clone(),
-            sorted_by_receiver: self.sorted_by_receiver,
-            plans: self.plans.to_device(device),
+            cache: Cache {
+                sorted_by_receiver: self.cache.sorted_by_receiver,
+                plans: self.cache.plans.to_device(device),
+            },
         }
+    }
+
+    /// This graph, known to have (`true`) or not to have its edges sorted by receiver: for the
+    /// operations that order them (`sort_by_receiver`, `coalesce`, `knn_graph`, ...). Its plans
+    /// are kept.
+    pub(crate) fn with_sorted_receivers(mut self, sorted: bool) -> GraphsTuple {
+        self.cache.sorted_by_receiver = sorted;
+        self
+    }
+
+    /// Whether edges are known to be sorted by receiver (after
+    /// [`sort_by_receiver`](Self::sort_by_receiver), [`coalesce`](Self::coalesce) or
+    /// [`fully_connected_graph`](crate::fully_connected_graph)).
+    pub fn is_sorted_by_receiver(&self) -> bool {
+        self.cache.sorted_by_receiver
+    }
+
+    /// The plan of the receivers over the nodes (`sum_n_node` segments): what every layer
+    /// aggregates its messages through. Built on first use (one read of the receivers to the
+    /// host and a counting sort), then kept by this graph and its clones, so a training loop on
+    /// a fixed graph plans once; an operation that changes the edges gives a graph without one.
+    ///
+    /// # Panics
+    /// If a receiver lies outside `[0, sum_n_node)`, which only a graph from
+    /// [`build_unchecked`](crate::GraphsTupleBuilder::build_unchecked) can hold.
+    pub fn receiver_plan(&self) -> &SegmentPlan {
+        let ids = || self.receivers.clone();
+        self.cache.plans.receivers(ids, self.num_nodes)
+    }
+
+    /// The plan of the senders over the nodes, for aggregations along the reversed edges (and
+    /// the backward pass of a fused gather). As [`receiver_plan`](Self::receiver_plan).
+    ///
+    /// # Panics
+    /// If a sender lies outside `[0, sum_n_node)` (a graph from `build_unchecked`).
+    pub fn sender_plan(&self) -> &SegmentPlan {
+        let ids = || self.senders.clone();
+        self.cache.plans.senders(ids, self.num_nodes)
+    }
+
+    /// The plan of each node's graph over the graphs (`n_graph` segments, sorted): what graph
+    /// pooling reduces through. As [`receiver_plan`](Self::receiver_plan).
+    pub fn node_graph_plan(&self) -> &SegmentPlan {
+        let ids = || self.node_graph_ids();
+        self.cache.plans.node_graph(ids, self.n_graph())
+    }
+
+    /// The sender and receiver plans of the graph's edges followed by one self loop per node
+    /// (`E + N` edges, the loops last, in node order): the edge list of the attention layers
+    /// that add self loops (they mask the graph's own loops rather than removing them). As
+    /// [`receiver_plan`](Self::receiver_plan).
+    pub fn plans_with_self_loops(&self) -> (&SegmentPlan, &SegmentPlan) {
+        let device = self.device();
+        let ids = || {
+            (
+                default_int(self.senders.clone(), &device),
+                default_int(self.receivers.clone(), &device),
+            )
+        };
+        self.cache.plans.looped(ids, self.num_nodes)
+    }
+
+    /// The plan of each edge's graph over the graphs (`n_graph` segments, sorted). As
+    /// [`receiver_plan`](Self::receiver_plan).
+    pub fn edge_graph_plan(&self) -> &SegmentPlan {
+        let ids = || self.edge_graph_ids();
+        self.cache.plans.edge_graph(ids, self.n_graph())
     }
 
     /// The total number of nodes, from shapes.

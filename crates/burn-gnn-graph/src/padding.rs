@@ -3,7 +3,7 @@
 use burn::tensor::{Bool, Int, Tensor};
 
 use crate::compat::gather_rows;
-use crate::graphs_tuple::index_tensor;
+use crate::graphs_tuple::{Cache, index_tensor};
 use crate::{GraphError, GraphsTuple};
 
 impl GraphsTuple {
@@ -78,8 +78,7 @@ impl GraphsTuple {
             ),
             num_nodes: n_node,
             padding: Some(padding),
-            sorted_by_receiver: false,
-            plans: crate::plans::GraphPlans::fresh(),
+            cache: Cache::fresh(),
         })
     }
 

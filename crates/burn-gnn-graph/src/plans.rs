@@ -1,12 +1,11 @@
 //! The segment plans a graph holds for its index lists: each built on first use, shared by the
 //! graph's clones and moved by `to_device`; a graph whose edges or nodes change starts without.
+//! Knows nothing of `GraphsTuple`: the graph hands in its ids (see `graphs_tuple.rs`).
 
 use std::sync::{Arc, OnceLock};
 
 use burn::tensor::{Device, Int, Tensor};
 use burn_segment::SegmentPlan;
-
-use crate::GraphsTuple;
 
 /// A graph's plans, built lazily. Behind an `Arc` in the graph, so a clone (a layer's copy, a
 /// batch handed to the next layer) reuses what the original built.
@@ -65,70 +64,52 @@ pub(crate) fn plan(ids: Tensor<1, Int>, n: usize, what: &str) -> SegmentPlan {
     })
 }
 
-impl GraphsTuple {
-    /// The plan of the receivers over the nodes (`sum_n_node` segments): what every layer
-    /// aggregates its messages through. Built on first use (one read of the receivers to the
-    /// host and a counting sort), then kept by this graph and its clones, so a training loop on
-    /// a fixed graph plans once; an operation that changes the edges gives a graph without one.
-    ///
-    /// # Panics
-    /// If a receiver lies outside `[0, sum_n_node)`, which only a graph from
-    /// [`build_unchecked`](crate::GraphsTupleBuilder::build_unchecked) can hold.
-    pub fn receiver_plan(&self) -> &SegmentPlan {
-        let ids = || self.receivers.clone();
-        planned(&self.plans.receivers, ids, self.num_nodes, "receivers")
+impl GraphPlans {
+    /// The receivers' plan over `n` nodes, built from `ids` on first use.
+    pub(crate) fn receivers(&self, ids: impl FnOnce() -> Tensor<1, Int>, n: usize) -> &SegmentPlan {
+        planned(&self.receivers, ids, n, "receivers")
     }
 
-    /// The plan of the senders over the nodes, for aggregations along the reversed edges (and
-    /// the backward pass of a fused gather). As [`receiver_plan`](Self::receiver_plan).
-    ///
-    /// # Panics
-    /// If a sender lies outside `[0, sum_n_node)` (a graph from `build_unchecked`).
-    pub fn sender_plan(&self) -> &SegmentPlan {
-        let ids = || self.senders.clone();
-        planned(&self.plans.senders, ids, self.num_nodes, "senders")
+    /// The senders' plan over `n` nodes, built from `ids` on first use.
+    pub(crate) fn senders(&self, ids: impl FnOnce() -> Tensor<1, Int>, n: usize) -> &SegmentPlan {
+        planned(&self.senders, ids, n, "senders")
     }
 
-    /// The plan of each node's graph over the graphs (`n_graph` segments, sorted): what graph
-    /// pooling reduces through. As [`receiver_plan`](Self::receiver_plan).
-    pub fn node_graph_plan(&self) -> &SegmentPlan {
-        let ids = || self.node_graph_ids();
-        planned(
-            &self.plans.node_graph,
-            ids,
-            self.n_graph(),
-            "node graph ids",
-        )
+    /// Each node's graph over `n` graphs, built from `ids` on first use.
+    pub(crate) fn node_graph(
+        &self,
+        ids: impl FnOnce() -> Tensor<1, Int>,
+        n: usize,
+    ) -> &SegmentPlan {
+        planned(&self.node_graph, ids, n, "node graph ids")
     }
 
-    /// The sender and receiver plans of the graph's edges followed by one self loop per node
-    /// (`E + N` edges, the loops last, in node order): the edge list of the attention layers
-    /// that add self loops (they mask the graph's own loops rather than removing them). As
-    /// [`receiver_plan`](Self::receiver_plan).
-    pub fn plans_with_self_loops(&self) -> (&SegmentPlan, &SegmentPlan) {
-        let (s, r) = self.plans.looped.get_or_init(|| {
-            let loops = Tensor::<1, Int>::arange(0..self.num_nodes as i64, &self.device());
-            let looped = |ids: &Tensor<1, Int>| {
-                let ids = crate::graphs_tuple::default_int(ids.clone(), &self.device());
-                Tensor::cat(vec![ids, loops.clone()], 0)
-            };
+    /// Each edge's graph over `n` graphs, built from `ids` on first use.
+    pub(crate) fn edge_graph(
+        &self,
+        ids: impl FnOnce() -> Tensor<1, Int>,
+        n: usize,
+    ) -> &SegmentPlan {
+        planned(&self.edge_graph, ids, n, "edge graph ids")
+    }
+
+    /// The sender and receiver plans over `n` nodes of the edges followed by one self loop per
+    /// node, built from `ids() = (senders, receivers)` (in the device's default int dtype) on
+    /// first use.
+    pub(crate) fn looped(
+        &self,
+        ids: impl FnOnce() -> (Tensor<1, Int>, Tensor<1, Int>),
+        n: usize,
+    ) -> (&SegmentPlan, &SegmentPlan) {
+        let (s, r) = self.looped.get_or_init(|| {
+            let (senders, receivers) = ids();
+            let loops = Tensor::<1, Int>::arange(0..n as i64, &senders.device());
+            let looped = |ids: Tensor<1, Int>| Tensor::cat(vec![ids, loops.clone()], 0);
             (
-                plan(looped(&self.senders), self.num_nodes, "senders"),
-                plan(looped(&self.receivers), self.num_nodes, "receivers"),
+                plan(looped(senders), n, "senders"),
+                plan(looped(receivers), n, "receivers"),
             )
         });
         (s, r)
-    }
-
-    /// The plan of each edge's graph over the graphs (`n_graph` segments, sorted). As
-    /// [`receiver_plan`](Self::receiver_plan).
-    pub fn edge_graph_plan(&self) -> &SegmentPlan {
-        let ids = || self.edge_graph_ids();
-        planned(
-            &self.plans.edge_graph,
-            ids,
-            self.n_graph(),
-            "edge graph ids",
-        )
     }
 }

@@ -262,7 +262,7 @@ impl GraphsTuple {
             rename(host_ints(&self.receivers)),
         );
         // Edges sorted by receiver are re-sorted (stably) by their new receivers.
-        let resorted = self.sorted_by_receiver.then(|| {
+        let resorted = self.is_sorted_by_receiver().then(|| {
             let edge_order = receiver_order(&receivers, n);
             let pick =
                 |ids: &[i64]| -> Vec<i64> { edge_order.iter().map(|&e| ids[e as usize]).collect() };
@@ -283,7 +283,7 @@ impl GraphsTuple {
             Some(edge_order) => {
                 let edge_ids = index_tensor(edge_order, &device);
                 graph.edges = self.edges.clone().map(|f| f.select_rows(edge_ids.clone()));
-                graph.sorted_by_receiver = true;
+                graph = graph.with_sorted_receivers(true);
                 edge_ids
             }
             None => index_tensor((0..self.sum_n_edge() as i64).collect(), &device),

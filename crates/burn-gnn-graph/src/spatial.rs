@@ -103,7 +103,7 @@ fn graph_of(
         Flow::SourceToTarget => (others, queries),
         Flow::TargetToSource => (queries, others),
     };
-    let mut g = GraphsTuple::builder(
+    let g = GraphsTuple::builder(
         index_tensor(senders, &device),
         index_tensor(receivers, &device),
     )
@@ -112,8 +112,7 @@ fn graph_of(
     .num_nodes(labels.len())
     .build_unchecked()
     .expect("consistent by construction");
-    g.sorted_by_receiver = flow == Flow::SourceToTarget;
-    Ok(g)
+    Ok(g.with_sorted_receivers(flow == Flow::SourceToTarget))
 }
 
 /// The graph linking every point to its `k` nearest neighbours of the same graph (Euclidean;

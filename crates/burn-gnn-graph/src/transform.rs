@@ -252,34 +252,26 @@ impl GraphsTuple {
             self.num_nodes,
         );
         out.edges = edges.try_map(|f| f.reduce_rows(ids.clone(), unique, reduce))?;
-        out.sorted_by_receiver = true;
-        Ok(out)
+        Ok(out.with_sorted_receivers(true))
     }
 
     /// Stably sorts edges by receiver (a counting sort on the host), so the
     /// [`receiver_plan`](Self::receiver_plan) needs no permutation and the aggregations over
     /// receivers read their rows in order.
     pub fn sort_by_receiver(&self) -> GraphsTuple {
-        if self.sorted_by_receiver {
+        if self.is_sorted_by_receiver() {
             return self.clone();
         }
         let order = receiver_order(&host_ints(&self.receivers), self.num_nodes);
-        let mut out = self.pick_edges(order, host_ints(&self.n_edge));
-        out.sorted_by_receiver = true;
-        out
-    }
-
-    /// Whether edges are known to be sorted by receiver (after [`sort_by_receiver`](Self::sort_by_receiver),
-    /// [`coalesce`](Self::coalesce) or [`fully_connected_graph`]).
-    pub fn is_sorted_by_receiver(&self) -> bool {
-        self.sorted_by_receiver
+        self.pick_edges(order, host_ints(&self.n_edge))
+            .with_sorted_receivers(true)
     }
 
     /// CSR row pointers over receivers, `[sum_n_node + 1]`: node `v`'s incoming edges are
     /// `offsets[v]..offsets[v + 1]`. `None` unless edges are sorted by receiver. The offsets of
     /// the [`receiver_plan`](Self::receiver_plan) (built here if it was not yet).
     pub fn receiver_offsets(&self) -> Option<&Tensor<1, Int>> {
-        self.sorted_by_receiver
+        self.is_sorted_by_receiver()
             .then(|| self.receiver_plan().offsets())
     }
 
@@ -436,7 +428,7 @@ pub fn fully_connected_graph(
         });
         first += n;
     }
-    let mut g = GraphsTuple::builder(
+    let g = GraphsTuple::builder(
         index_tensor(senders, device),
         index_tensor(receivers, device),
     )
@@ -448,6 +440,5 @@ pub fn fully_connected_graph(
     .num_nodes(first as usize)
     .build_unchecked()
     .expect("consistent by construction");
-    g.sorted_by_receiver = true;
-    g
+    g.with_sorted_receivers(true)
 }

@@ -9,9 +9,9 @@ mod split;
 
 pub use loader::{LinkNeighborLoader, LinkSampledBatch};
 pub use negative::{
-    NegativeMethod, NegativeSampler, NegativeSampling, Structured, negative_sampling,
-    structured_negative_sampling,
+    NegativeSampler, NegativeSampling, Structured, negative_sampling, structured_negative_sampling,
 };
+pub use pair_space::NegativeMethod;
 pub use split::{LinkSet, LinkSplit, RandomLinkSplit};
 
 /// An index tensor's values on the host, as `i64` whatever the backend's int type.

@@ -12,24 +12,9 @@ use burn_gnn_graph::GraphsTuple;
 use rayon::prelude::*;
 
 use super::host_ints;
-use super::pair_space::PairSpace;
+use super::pair_space::{NegativeMethod, PairSpace};
 use crate::DataError;
 use crate::synthetic::SplitMix64;
-
-/// How negatives are drawn. Both give a uniformly random set of distinct non-edges; they differ
-/// in speed and in the stream (so in which set a seed gives).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum NegativeMethod {
-    /// [`Sparse`](Self::Sparse) while the graph is at most half full and at most half of the
-    /// free pairs are asked for, [`Dense`](Self::Dense) otherwise.
-    #[default]
-    Auto,
-    /// Rejection sampling: draw any pair, keep it if it is neither an edge nor drawn before.
-    /// Fast on sparse graphs; slow when almost every pair is taken.
-    Sparse,
-    /// Exact sampling of ranks among the free pairs: the same cost at any density.
-    Dense,
-}
 
 /// Options of [`NegativeSampler`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -3,8 +3,22 @@
 
 use std::collections::HashSet;
 
-use super::negative::NegativeMethod;
 use crate::synthetic::SplitMix64;
+
+/// How negatives are drawn. Both give a uniformly random set of distinct non-edges; they differ
+/// in speed and in the stream (so in which set a seed gives).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NegativeMethod {
+    /// [`Sparse`](Self::Sparse) while the graph is at most half full and at most half of the
+    /// free pairs are asked for, [`Dense`](Self::Dense) otherwise.
+    #[default]
+    Auto,
+    /// Rejection sampling: draw any pair, keep it if it is neither an edge nor drawn before.
+    /// Fast on sparse graphs; slow when almost every pair is taken.
+    Sparse,
+    /// Exact sampling of ranks among the free pairs: the same cost at any density.
+    Dense,
+}
 
 /// One graph's pair space.
 #[derive(Clone, Debug)]

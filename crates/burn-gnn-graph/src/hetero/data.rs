@@ -80,7 +80,7 @@ impl HeteroGraphData {
                     .map(|s| (format!("edge set {}", s.edge_type), &s.features)),
             )
             .chain([("context".to_string(), &self.context)]);
-        crate::codec::to_json(self, sets)
+        crate::codec::to_json(self, FeatureSetData::first_non_finite(sets))
     }
 
     #[cfg(feature = "json")]
