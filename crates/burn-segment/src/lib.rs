@@ -157,6 +157,7 @@ pub mod cpu;
 #[cfg(feature = "cube")]
 mod cube;
 mod fused;
+mod kind;
 mod linear;
 mod masked;
 pub mod pairwise;
@@ -165,6 +166,7 @@ mod plan;
 mod quantile;
 pub mod reference;
 mod segments;
+mod shape;
 mod statistics;
 mod topk;
 mod validate;
@@ -181,6 +183,7 @@ pub use cube::wgpu_kernel_calls;
 pub use fused::{
     attention_softmax, attention_softmax_planned, sddmm, sddmm_planned, spmm, spmm_planned,
 };
+pub use kind::SegmentKind;
 pub use linear::linear;
 pub use masked::Masked;
 pub use partition::*;

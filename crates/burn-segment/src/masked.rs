@@ -16,7 +16,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, Int, Tensor};
 
-use crate::api::SegmentKind;
+use crate::kind::SegmentKind;
 use crate::statistics::{mean_or_nan, moment, row_weights};
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, SegmentWeights, Segments};
 

@@ -4,7 +4,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, Int, Tensor};
 
-use crate::api::SegmentKind;
+use crate::kind::SegmentKind;
 use crate::{SegmentBackend, SegmentExtreme, SegmentPlan, SegmentReduction};
 
 mod sealed {

@@ -7,7 +7,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::{Bool, Int, Tensor, TensorData};
 
-use crate::api::SegmentKind;
+use crate::kind::SegmentKind;
 use crate::{SegmentBackend, SegmentIds, SegmentWeights, Segments};
 
 /// Variance of each segment's rows with `correction` subtracted from the count (0: population,

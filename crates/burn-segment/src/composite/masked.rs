@@ -7,7 +7,7 @@ use burn::backend::{
 };
 use burn::tensor::{IntDType, Shape};
 
-use crate::backend::rows_shape;
+use crate::shape::rows_shape;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 
 /// `data` with the entries `mask` leaves out set to 0: `mask` is `[E]` (one flag per row) or

@@ -13,7 +13,7 @@ use burn::tensor::{
     BoolDType, DType, FloatDType, IntDType, Shape, Slice, TensorData, ops::IndexingUpdateOp as Op,
 };
 
-use crate::backend::rows_shape;
+use crate::shape::rows_shape;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 
 mod activation;

@@ -10,8 +10,8 @@ use burn::tensor::{DType, Shape};
 use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem, ScatterOp};
 use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
-use crate::backend::flat_rows;
 use crate::plan::SegmentPlanPrimitive;
+use crate::shape::flat_rows;
 use crate::{SegmentExtreme, SegmentReduction};
 
 thread_local! {

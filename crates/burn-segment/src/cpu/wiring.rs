@@ -111,7 +111,7 @@ pub(crate) fn sum_masked_op<
     }
     let plan = ids.csr();
     let per_row = mask.shape().num_dims() < data.shape().num_dims();
-    let (_, d, _) = crate::backend::flat_rows(&data.shape(), plan.num_segments());
+    let (_, d, _) = crate::shape::flat_rows(&data.shape(), plan.num_segments());
     // Rows read out of order with a flag per entry cost a second random read a row (their
     // flags); under two cache lines of data a row, filling a copy in one sequential pass and
     // summing that is faster (see the book's performance chapter).

@@ -8,8 +8,8 @@ use burn::tensor::{BoolStore, DType, FloatDType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 
 use super::{adds_atomically, called, full, grid, kernels, plan};
-use crate::backend::flat_rows;
 use crate::composite::int_identity;
+use crate::shape::flat_rows;
 use crate::{SegmentExtreme, SegmentReduction};
 
 /// The entries a sum keeps: every one, or those a Bool mask (`U8` / `U32` storage) keeps.
