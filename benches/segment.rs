@@ -588,7 +588,7 @@ fn strided(c: &mut Criterion) {
 /// with `k = 8` (values and rows). Bytes as `segment/` (the data and ids read, the sum's output).
 fn statistics(c: &mut Criterion) {
     use burn::tensor::Bool;
-    use burn_segment::{SegmentPlan, SegmentWeights, Segments};
+    use burn_segment::{SegmentPlan, SegmentStatistics, SegmentWeights, Segments};
     let device = device();
     let mut group = short_group(c, "statistics");
     let e = 1_000_000usize.min(max_e());

@@ -103,7 +103,7 @@ fn segment_plan_chapter() {
 fn segment_masks() {
     // ANCHOR: segment_masks
     use burn::tensor::Bool;
-    use burn_gnn::segment::{SegmentIds, SegmentPlan, Segments};
+    use burn_gnn::segment::{SegmentIds, SegmentPlan, SegmentStatistics};
 
     let device = Device::flex();
     let plan = SegmentPlan::new(Tensor::<1, Int>::from_ints([0, 0, 0, 1], &device), 2)

@@ -3,7 +3,9 @@
 use std::str::FromStr;
 
 use burn::tensor::{Int, Tensor};
-use burn_segment::{QuantileInterpolation, SegmentIds, SegmentWeights, Segments};
+use burn_segment::{
+    QuantileInterpolation, SegmentIds, SegmentStatistics, SegmentWeights, Segments,
+};
 
 use crate::NnError;
 
@@ -312,7 +314,7 @@ impl Aggregation {
     /// weights, checked once by [`SegmentWeights::new`]): `sum` is `Σ_j w_j m_j`, `mean`
     /// `Σ_j w_j m_j / Σ_j w_j`, `var:C` / `std:C` (and `var` / `std`, `C = 0`) the weighted
     /// variance over the total weight minus `C` (see
-    /// [`Segments::weighted_variance`](burn_segment::Segments::weighted_variance)) — each 0 for a
+    /// [`SegmentStatistics::weighted_variance`](burn_segment::SegmentStatistics::weighted_variance)) — each 0 for a
     /// node whose weights total 0 (or at most `C`), as for a node without messages — and
     /// [`Multi`](Self::Multi) of these.
     ///

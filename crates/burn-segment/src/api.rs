@@ -3,6 +3,7 @@
 use burn::tensor::{Int, Tensor};
 
 use crate::kind::SegmentKind;
+use crate::segment_statistics::SegmentStatistics;
 use crate::segments::{SegmentIds, Segments};
 use crate::{SegmentExtreme, SegmentReduction};
 

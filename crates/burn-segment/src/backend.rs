@@ -270,7 +270,7 @@ pub trait SegmentBackend: Backend {
     /// The `k` largest (`largest`) or smallest rows of each segment of `data: [E, C]`, per
     /// column and in rank order: values `[N, k, C]` and rows `[N, k, C]` in the ids' dtype.
     /// Ties go to the smaller row, NaN orders above every number, and a segment of fewer than
-    /// `k` rows fills with `∓inf` and row -1. The values carry no gradient (`Segments::topk`
+    /// `k` rows fills with `∓inf` and row -1. The values carry no gradient (`SegmentStatistics::topk`
     /// gathers tracked data at the rows). The default chooses on the host (one read of the data
     /// and the ids: a sync on a GPU).
     #[fusion(meta = |data, segment_ids, num_segments, k, _largest| topk_specs(data, segment_ids, *num_segments, *k))]

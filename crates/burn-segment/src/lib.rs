@@ -51,11 +51,11 @@
 //! | [`segment_variance`] / [`segment_std`] / [`segment_normalize`] | as in jraph | 0 | composite |
 //! | [`segment_count`] | `[N]` Int | 0 | — |
 //! | [`segment_variance_corrected`] / [`segment_std_corrected`] | `[N, ...]` | NaN (also below `correction + 1` rows) | composite; 0 where NaN for lack of rows |
-//! | [`Segments::weighted_mean`] / `weighted_variance` / `weighted_std` | `[N, ...]` | NaN (weights total 0) | composite, to data and weights |
+//! | [`SegmentStatistics::weighted_mean`] / `weighted_variance` / `weighted_std` | `[N, ...]` | NaN (weights total 0) | composite, to data and weights |
 //! | [`segment_topk`] | `[N, k, C]` values and rows | `∓inf`, -1 | to the selected rows |
 //! | [`segment_quantile`] / [`segment_median`] | `[N, ...]` | NaN | to the witness rows |
 //! | [`segment_count_nonzero`], [`segment_any`] / [`segment_all`] | `[N, ...]` Int / Bool | 0, false / true | — |
-//! | [`Segments::masked`] (every op over the eligible entries) | as the op | the identity; NaN for a mean | 0 at masked-out entries |
+//! | [`SegmentStatistics::masked`] (every op over the eligible entries) | as the op | the identity; NaN for a mean | 0 at masked-out entries |
 //! | [`partition_ids`], [`partition_sum`], [`partition_mean`], [`partition_max`], [`partition_min`], [`partition_softmax`] | ids `[E]`; `[P, ...]` | as above | as above |
 //! | [`spmm`] (fused `Σ w · x[senders]` into receivers, per head) | `[N, D]` | 0 | `spmm` along reversed edges; `sddmm` for `w` |
 //! | [`sddmm`] (per-edge, per-head dot products) | `[E, H]` | — | `spmm` into each side |
@@ -98,7 +98,7 @@
 //!   equal the CPU's bits). Unsorted ids without
 //!   a plan take atomics, where max, min, their arguments and counts are still exact, but the
 //!   last bits of a float sum (and of mean, softmax, logsumexp) may change from run to run.
-//! - **Masks and statistics.** [`Segments::masked`] takes a Bool mask (`[E]` or the data's
+//! - **Masks and statistics.** [`SegmentStatistics::masked`] takes a Bool mask (`[E]` or the data's
 //!   shape) and gives every op over the eligible entries only ([`Masked`]): fills 0 / 1 / `∓inf`,
 //!   means and variances over the eligible count, NaN for a mean of nothing, -1 for its
 //!   argument, 0 for a fully masked softmax; masked-out entries get exactly zero gradient.
@@ -165,6 +165,7 @@ mod partition;
 mod plan;
 mod quantile;
 pub mod reference;
+mod segment_statistics;
 mod segments;
 mod shape;
 mod statistics;
@@ -189,6 +190,7 @@ pub use masked::Masked;
 pub use partition::*;
 pub use plan::{SegmentPlan, SegmentPlanPrimitive};
 pub use quantile::{QuantileInterpolation, segment_median, segment_quantile};
+pub use segment_statistics::SegmentStatistics;
 pub use segments::{SegmentIds, Segments};
 pub use statistics::*;
 pub use topk::segment_topk;

@@ -21,7 +21,7 @@ use crate::statistics::{mean_or_nan, moment, row_weights};
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, SegmentWeights, Segments};
 
 /// Segment ids with a mask: the ops of [`Segments`] over the eligible entries only. Built by
-/// [`Segments::masked`]; the mask is `[E]` (one flag per row, broadcast over the trailing
+/// [`SegmentStatistics::masked`](crate::SegmentStatistics::masked); the mask is `[E]` (one flag per row, broadcast over the trailing
 /// dimensions) or the data's shape. Float data; the sum, product, max, min and their
 /// arguments take Int data too.
 ///
@@ -239,7 +239,7 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         correction: usize,
     ) -> Tensor<D> {
         if is_empty(&data) {
-            return self.index.variance_corrected(data, correction);
+            return crate::statistics::variance_corrected(self.index, data, correction);
         }
         // The eligible entries weigh 1, the others 0 (their values filled, so a NaN there
         // stays out).
@@ -255,7 +255,7 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     }
 
     /// Weighted mean of the eligible entries (see
-    /// [`Segments::weighted_mean`](crate::Segments::weighted_mean)): a masked-out entry weighs
+    /// [`SegmentStatistics::weighted_mean`](crate::SegmentStatistics::weighted_mean)): a masked-out entry weighs
     /// 0; NaN where the eligible weights total 0.
     pub fn weighted_mean<const D: usize>(
         &self,
@@ -266,7 +266,7 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     }
 
     /// Weighted variance of the eligible entries with `correction` (see
-    /// [`Segments::weighted_variance`](crate::Segments::weighted_variance)); NaN where the
+    /// [`SegmentStatistics::weighted_variance`](crate::SegmentStatistics::weighted_variance)); NaN where the
     /// eligible weights total at most `correction`.
     pub fn weighted_variance<const D: usize>(
         &self,
@@ -285,8 +285,8 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
     ) -> Tensor<D> {
         if is_empty(&data) {
             return match correction {
-                None => self.index.weighted_mean(data, weights),
-                Some(c) => self.index.weighted_variance(data, weights, c),
+                None => crate::statistics::weighted_mean(self.index, data, weights),
+                Some(c) => crate::statistics::weighted_variance(self.index, data, weights, c),
             };
         }
         let w = self.filled(row_weights(weights, &data).expand(data.dims()), 0.0);

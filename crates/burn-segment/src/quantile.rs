@@ -66,7 +66,12 @@ pub fn segment_quantile<const D: usize>(
     q: f64,
     interpolation: QuantileInterpolation,
 ) -> Result<Tensor<D>, SegmentError> {
-    SegmentIds::new(segment_ids, num_segments).quantile(data, q, interpolation)
+    quantile(
+        &SegmentIds::new(segment_ids, num_segments),
+        data,
+        q,
+        interpolation,
+    )
 }
 
 /// The median of each segment's rows, per column: the lower of the two middle values for an
@@ -83,16 +88,22 @@ pub fn segment_median<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D> {
-    SegmentIds::new(segment_ids, num_segments).median(data)
+    median(&SegmentIds::new(segment_ids, num_segments), data)
 }
 
-/// [`Segments::quantile`] over `g`.
+/// [`segment_median`] over `g`.
+pub(crate) fn median<const D: usize, S: Segments + ?Sized>(g: &S, data: Tensor<D>) -> Tensor<D> {
+    quantile(g, data, 0.5, QuantileInterpolation::Lower).expect("0.5 is a quantile")
+}
+
+/// [`segment_quantile`] over `g`.
 pub(crate) fn quantile<const D: usize, S: Segments + ?Sized>(
     g: &S,
     data: Tensor<D>,
     q: f64,
     interp: QuantileInterpolation,
 ) -> Result<Tensor<D>, SegmentError> {
+    g.check_rows(data.dims()[0]);
     if !(0.0..=1.0).contains(&q) {
         return Err(SegmentError::QuantileOutOfRange { q });
     }

@@ -40,7 +40,11 @@ pub fn segment_variance_corrected<const D: usize>(
     num_segments: usize,
     correction: usize,
 ) -> Tensor<D> {
-    SegmentIds::new(segment_ids, num_segments).variance_corrected(data, correction)
+    variance_corrected(
+        &SegmentIds::new(segment_ids, num_segments),
+        data,
+        correction,
+    )
 }
 
 /// Standard deviation with a correction: the square root of
@@ -57,7 +61,12 @@ pub fn segment_std_corrected<const D: usize>(
     num_segments: usize,
     correction: usize,
 ) -> Tensor<D> {
-    SegmentIds::new(segment_ids, num_segments).std_corrected(data, correction)
+    variance_corrected(
+        &SegmentIds::new(segment_ids, num_segments),
+        data,
+        correction,
+    )
+    .sqrt()
 }
 
 /// Number of nonzero entries of each segment, per column: `Σ_{e ∈ s} [x[e] ≠ 0]`. NaN counts
@@ -73,7 +82,7 @@ pub fn segment_count_nonzero<const D: usize, K: SegmentKind>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D, Int> {
-    SegmentIds::new(segment_ids, num_segments).count_nonzero(data)
+    count_nonzero(&SegmentIds::new(segment_ids, num_segments), data)
 }
 
 /// Whether any entry of each segment is true, per column; false for an empty segment.
@@ -88,7 +97,7 @@ pub fn segment_any<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D, Bool> {
-    SegmentIds::new(segment_ids, num_segments).any(data)
+    any(&SegmentIds::new(segment_ids, num_segments), data)
 }
 
 /// Whether every entry of each segment is true, per column; true for an empty segment.
@@ -103,7 +112,23 @@ pub fn segment_all<const D: usize>(
     segment_ids: Tensor<1, Int>,
     num_segments: usize,
 ) -> Tensor<D, Bool> {
-    SegmentIds::new(segment_ids, num_segments).all(data)
+    all(&SegmentIds::new(segment_ids, num_segments), data)
+}
+
+/// [`segment_any`] over `g`.
+pub(crate) fn any<const D: usize, S: Segments + ?Sized>(
+    g: &S,
+    data: Tensor<D, Bool>,
+) -> Tensor<D, Bool> {
+    count_nonzero(g, data.int()).greater_elem(0)
+}
+
+/// [`segment_all`] over `g`.
+pub(crate) fn all<const D: usize, S: Segments + ?Sized>(
+    g: &S,
+    data: Tensor<D, Bool>,
+) -> Tensor<D, Bool> {
+    count_nonzero(g, data.bool_not().int()).equal_elem(0)
 }
 
 /// [`segment_variance_corrected`] over `g`.
@@ -207,7 +232,7 @@ fn row_weighting<const D: usize, S: Segments + ?Sized>(
     (Some(row_weights(weights, data)), total)
 }
 
-/// [`Segments::weighted_mean`] over `g`.
+/// [`SegmentStatistics::weighted_mean`] over `g`.
 pub(crate) fn weighted_mean<const D: usize, S: Segments + ?Sized>(
     g: &S,
     data: Tensor<D>,
@@ -217,7 +242,7 @@ pub(crate) fn weighted_mean<const D: usize, S: Segments + ?Sized>(
     moment(g, data, weighting, None)
 }
 
-/// [`Segments::weighted_variance`] over `g`.
+/// [`SegmentStatistics::weighted_variance`] over `g`.
 pub(crate) fn weighted_variance<const D: usize, S: Segments + ?Sized>(
     g: &S,
     data: Tensor<D>,

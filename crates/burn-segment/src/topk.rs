@@ -13,7 +13,7 @@ use burn::tensor::{Int, Tensor};
 use crate::{SegmentIds, Segments};
 
 /// The `k` largest (or smallest) rows of each segment, per column: values `[N, k, C]` and rows
-/// `[N, k, C]` Int, as [`Segments::topk`] (ties to the smaller row, NaN above every number,
+/// `[N, k, C]` Int, as [`SegmentStatistics::topk`](crate::SegmentStatistics::topk) (ties to the smaller row, NaN above every number,
 /// `∓inf` and -1 where a segment has fewer than `k` rows).
 ///
 /// # Shapes
@@ -40,10 +40,15 @@ pub fn segment_topk(
     k: usize,
     largest: bool,
 ) -> (Tensor<3>, Tensor<3, Int>) {
-    SegmentIds::new(segment_ids, num_segments).topk(data, k, largest)
+    topk(
+        &SegmentIds::new(segment_ids, num_segments),
+        data,
+        k,
+        largest,
+    )
 }
 
-/// [`Segments::topk`] over `g`, whose backend op gives the rows (and the values of untracked
+/// [`segment_topk`] over `g`, whose backend op gives the rows (and the values of untracked
 /// data): tracked data is gathered at the rows on its own device, so gradients reach the
 /// selected rows, and only them.
 pub(crate) fn topk<S: Segments + ?Sized>(
@@ -52,6 +57,7 @@ pub(crate) fn topk<S: Segments + ?Sized>(
     k: usize,
     largest: bool,
 ) -> (Tensor<3>, Tensor<3, Int>) {
+    g.check_rows(data.dims()[0]);
     let [_, c] = data.dims();
     let n = g.num_segments();
     let (values, rows) = g.topk_rows(data.clone().detach(), k, largest);

@@ -4,7 +4,7 @@ use burn::tensor::Tensor;
 
 use crate::SegmentError;
 
-/// Row weights `[E]` of the weighted statistics ([`Segments::weighted_mean`](crate::Segments::weighted_mean),
+/// Row weights `[E]` of the weighted statistics ([`SegmentStatistics::weighted_mean`](crate::SegmentStatistics::weighted_mean),
 /// `weighted_variance`, `weighted_std`), checked once to be finite and nonnegative, as a
 /// [`SegmentPlan`](crate::SegmentPlan) checks its ids once: build it where the weights are fixed
 /// (a graph's edge weights) and reuse it. Gradients flow to the weights if they require them.

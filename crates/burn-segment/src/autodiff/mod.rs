@@ -463,7 +463,7 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         B::segment_count_nonzero(data.into_primitive(), segment_ids, num_segments)
     }
 
-    // Top-k's values carry no gradient (`Segments::topk` gathers tracked data at the rows):
+    // Top-k's values carry no gradient (`SegmentStatistics::topk` gathers tracked data at the rows):
     // the inner backend's op runs on the untracked data.
     fn segment_topk(
         data: FloatTensor<Self>,

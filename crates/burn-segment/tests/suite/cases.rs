@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use burn::tensor::{DType, Tensor};
 use burn_segment::reference::*;
 use burn_segment::{
-    SegmentError, SegmentExtreme, SegmentReduction, Segments, validate_partitions,
+    SegmentError, SegmentExtreme, SegmentReduction, SegmentStatistics, validate_partitions,
     validate_segment_ids,
 };
 

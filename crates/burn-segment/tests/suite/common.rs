@@ -175,7 +175,7 @@ pub fn derived(
     n: usize,
 ) -> Tensor<2> {
     use burn_segment as seg;
-    use burn_segment::Segments;
+    use burn_segment::{SegmentStatistics, Segments};
     if target.path == Path::Planned {
         let p = plan(ids, n);
         return match op {

@@ -3,7 +3,7 @@
 
 use burn::tensor::{DType, Int, Tensor};
 use burn_segment as seg;
-use burn_segment::Segments;
+use burn_segment::{SegmentStatistics, Segments};
 
 use crate::common::*;
 

@@ -7,7 +7,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use burn::tensor::{Bool, Tensor};
 use burn_segment::reference::MaskedReference;
 use burn_segment::{
-    Masked, SegmentExtreme, SegmentIds, SegmentReduction, SegmentWeights, Segments,
+    Masked, SegmentExtreme, SegmentIds, SegmentReduction, SegmentStatistics, SegmentWeights,
+    Segments,
 };
 use proptest::prelude::*;
 

@@ -3,7 +3,9 @@
 
 use burn::tensor::DType;
 use burn_segment::reference::*;
-use burn_segment::{SegmentExtreme, SegmentIds, SegmentReduction, SegmentWeights, Segments};
+use burn_segment::{
+    SegmentExtreme, SegmentIds, SegmentReduction, SegmentStatistics, SegmentWeights, Segments,
+};
 use proptest::prelude::*;
 
 use crate::common::*;

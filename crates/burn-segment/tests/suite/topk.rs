@@ -4,7 +4,9 @@
 
 use burn::tensor::DType;
 use burn_segment::reference::{segment_quantile_reference, segment_topk_reference};
-use burn_segment::{QuantileInterpolation as Interp, SegmentError, SegmentIds, Segments};
+use burn_segment::{
+    QuantileInterpolation as Interp, SegmentError, SegmentIds, SegmentStatistics, Segments,
+};
 use proptest::prelude::*;
 
 use crate::common::*;
