@@ -38,9 +38,7 @@ mod message_passing;
 mod models;
 mod node_model;
 mod norm;
-mod pool;
 mod pooling;
-mod readout;
 
 pub use aggregation::Aggregation;
 pub use compat::dropout::dropout;
@@ -72,8 +70,8 @@ pub use node_model::NodeModel;
 pub use norm::{
     GraphLayerNorm, GraphLayerNormConfig, GraphNorm, GraphNormConfig, PairNorm, PairNormConfig,
 };
-pub use pool::{global_add_pool, global_max_pool, global_mean_pool, global_sort_pool};
 pub use pooling::{
-    PoolSelection, PoolSize, Pooled, SagPooling, SagPoolingConfig, TopKPooling, TopKPoolingConfig,
+    AttentionPool, AttentionPoolConfig, PoolSelection, PoolSize, Pooled, SagPooling,
+    SagPoolingConfig, Set2Set, Set2SetConfig, SoftmaxAggregation, TopKPooling, TopKPoolingConfig,
+    global_add_pool, global_max_pool, global_mean_pool, global_sort_pool,
 };
-pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};

@@ -1,11 +1,18 @@
-//! Pooling layers that keep a subset of each graph's nodes, scored per node: [`TopKPooling`]
-//! (a learnt projection) and [`SagPooling`] (a graph convolution), with PyG's semantics. The
-//! scores are computed on the device; choosing the nodes and cutting the edges is a change of
-//! structure, done on the host (one read of the scores and the graph, as PyG's `nonzero`).
+//! Pooling, in one module: global readouts, one vector per graph ([`global_add_pool`],
+//! [`global_mean_pool`], [`global_max_pool`], [`global_sort_pool`]; `global.rs`), learned
+//! readouts ([`AttentionPool`], [`Set2Set`], [`SoftmaxAggregation`]; `readout.rs`), and layers
+//! that keep a subset of each graph's nodes, scored per node: [`TopKPooling`] (a learnt
+//! projection) and [`SagPooling`] (a graph convolution), with PyG's semantics. Their scores are
+//! computed on the device; choosing the nodes and cutting the edges is a change of structure,
+//! done on the host (one read of the scores and the graph, as PyG's `nonzero`).
 
+mod global;
+mod readout;
 mod sag;
 mod topk;
 
+pub use global::{global_add_pool, global_max_pool, global_mean_pool, global_sort_pool};
+pub use readout::{AttentionPool, AttentionPoolConfig, Set2Set, Set2SetConfig, SoftmaxAggregation};
 pub use sag::{SagPooling, SagPoolingConfig};
 pub use topk::{TopKPooling, TopKPoolingConfig};
 
