@@ -195,6 +195,31 @@ impl EdgeTable {
         self
     }
 
+    /// Opens the table and resolves its columns.
+    fn open(&self) -> Result<(Records, EdgeColumns), DataError> {
+        let records = self.table.open()?;
+        let source = records.resolve(&self.source)?;
+        let target = records.resolve(&self.target)?;
+        let weight = match &self.weight {
+            Some(c) => Some(records.resolve(c)?),
+            None => None,
+        };
+        let taken: Vec<usize> = [Some(source), Some(target), weight]
+            .into_iter()
+            .flatten()
+            .collect();
+        let features = FeatureReader::new(&records, &self.features, &taken)?;
+        Ok((
+            records,
+            EdgeColumns {
+                source,
+                target,
+                weight,
+                features,
+            },
+        ))
+    }
+
     /// Whether a node table was given ([`EdgeTable::nodes`]), which a relation of
     /// [`HeteroTables`](super::HeteroTables) must not have.
     pub(super) fn has_node_table(&self) -> bool {
@@ -212,15 +237,8 @@ impl EdgeTable {
             Some(nodes) => Some(read_nodes(nodes, self.ids)?),
             None => None,
         };
-        let mut records = self.table.open()?;
-        let s = records.resolve(&self.source)?;
-        let t = records.resolve(&self.target)?;
-        let w = match &self.weight {
-            Some(c) => Some(records.resolve(c)?),
-            None => None,
-        };
-        let taken: Vec<usize> = [Some(s), Some(t), w].into_iter().flatten().collect();
-        let mut features = FeatureReader::new(&records, &self.features, &taken)?;
+        let (mut records, mut columns) = self.open()?;
+        let (s, t, w) = (columns.source, columns.target, columns.weight);
         // A plain table of integer ids (no quotes, comments or anomalies) is parsed in parallel
         // parts; anything else, errors included, goes through the strict record reader.
         let plain = match (&nodes, self.ids, &self.features) {
@@ -253,34 +271,22 @@ impl EdgeTable {
         let (senders, receivers, index, weights) = match plain {
             Some(read) => read,
             None => {
-                let mut weights = Vec::new();
                 let mut endpoints = Endpoints::new(
                     self.ids,
                     nodes.as_ref().map(|n| (&n.index, n.name.as_str())),
                 );
-                records.for_each(|r, record, line| {
+                // One numbering for both columns: a text or integer id is one node wherever
+                // it appears.
+                let weights = columns.read(&mut records, |r, record, line| {
                     endpoints.push(r, record, line, s)?;
-                    endpoints.push(r, record, line, t)?;
-                    if let Some(w) = w {
-                        weights.push(float(r, record, line, w)?);
-                    }
-                    features.push(r, record, line)
+                    endpoints.push(r, record, line, t)
                 })?;
                 let (rows, index) = endpoints.finish();
                 let (senders, receivers) = rows.chunks_exact(2).map(|p| (p[0], p[1])).unzip();
                 (senders, receivers, index, weights)
             }
         };
-        let num_edges = senders.len();
-        let mut edges = FeatureSetData {
-            main: features.finish(num_edges),
-            ..Default::default()
-        };
-        if w.is_some() {
-            edges
-                .named
-                .insert(EDGE_WEIGHT.into(), f32s(vec![num_edges], weights));
-        }
+        let edges = columns.finish(senders.len(), weights);
         let (index, node_set, classes) = match nodes {
             Some(n) => (n.index, n.features, n.classes),
             None => (
@@ -396,36 +402,61 @@ pub(super) fn read_relation(
     src: Side<'_>,
     dst: Side<'_>,
 ) -> Result<(Vec<i64>, Vec<i64>, FeatureSetData), DataError> {
-    let mut records = edges.table.open()?;
-    let s = records.resolve(&edges.source)?;
-    let t = records.resolve(&edges.target)?;
-    let w = match &edges.weight {
-        Some(c) => Some(records.resolve(c)?),
-        None => None,
-    };
-    let taken: Vec<usize> = [Some(s), Some(t), w].into_iter().flatten().collect();
-    let mut features = FeatureReader::new(&records, &edges.features, &taken)?;
+    let (mut records, mut columns) = edges.open()?;
+    let (s, t) = (columns.source, columns.target);
     let mut sources = Endpoints::new(src.1, Some((&src.0.index, src.0.name.as_str())));
     let mut targets = Endpoints::new(dst.1, Some((&dst.0.index, dst.0.name.as_str())));
-    let mut weights = Vec::new();
-    records.for_each(|r, record, line| {
+    let weights = columns.read(&mut records, |r, record, line| {
         sources.push(r, record, line, s)?;
-        targets.push(r, record, line, t)?;
-        if let Some(w) = w {
-            weights.push(float(r, record, line, w)?);
-        }
-        features.push(r, record, line)
+        targets.push(r, record, line, t)
     })?;
     let (senders, receivers) = (sources.finish().0, targets.finish().0);
-    let mut set = FeatureSetData {
-        main: features.finish(senders.len()),
-        ..Default::default()
-    };
-    if w.is_some() {
-        set.named
-            .insert(EDGE_WEIGHT.into(), f32s(vec![senders.len()], weights));
-    }
+    let set = columns.finish(senders.len(), weights);
     Ok((senders, receivers, set))
+}
+
+/// An open edge table's columns: source, target, weight, and the feature reader.
+struct EdgeColumns {
+    source: usize,
+    target: usize,
+    weight: Option<usize>,
+    features: FeatureReader,
+}
+
+impl EdgeColumns {
+    /// Reads every record: `endpoints` takes its source and target, then the weight and the
+    /// features are read. Returns the weights (empty without a weight column).
+    fn read(
+        &mut self,
+        records: &mut Records,
+        mut endpoints: impl FnMut(&Records, &ByteRecord, u64) -> Result<(), DataError>,
+    ) -> Result<Vec<f32>, DataError> {
+        let mut weights = Vec::new();
+        let features = &mut self.features;
+        let weight = self.weight;
+        records.for_each(|r, record, line| {
+            endpoints(r, record, line)?;
+            if let Some(w) = weight {
+                weights.push(float(r, record, line, w)?);
+            }
+            features.push(r, record, line)
+        })?;
+        Ok(weights)
+    }
+
+    /// The edge features of `num_edges` edges: the feature columns as the main feature, the
+    /// weights as [`EDGE_WEIGHT`] when there is a weight column.
+    fn finish(self, num_edges: usize, weights: Vec<f32>) -> FeatureSetData {
+        let mut set = FeatureSetData {
+            main: self.features.finish(num_edges),
+            ..Default::default()
+        };
+        if self.weight.is_some() {
+            set.named
+                .insert(EDGE_WEIGHT.into(), f32s(vec![num_edges], weights));
+        }
+        set
+    }
 }
 
 pub(super) fn read_nodes(nodes: &NodeTable, ids: IdKind) -> Result<NodeRows, DataError> {
