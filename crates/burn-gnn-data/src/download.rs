@@ -175,34 +175,54 @@ fn fetch(
     file: &str,
     progress: &mut impl FnMut(DownloadEvent),
 ) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    stream(agent, url, file, Some(MAX_BYTES), &mut bytes, progress)?;
+    Ok(bytes)
+}
+
+/// Streams the body of `url` into `out`, its progress reported as `file`, refusing more than
+/// `limit` bytes (announced or received). Returns the bytes received and those announced.
+fn stream(
+    agent: &ureq::Agent,
+    url: &str,
+    file: &str,
+    limit: Option<u64>,
+    out: &mut impl Write,
+    progress: &mut impl FnMut(DownloadEvent),
+) -> Result<(u64, Option<u64>), String> {
     let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
     let total = content_length(&response);
-    if let Some(total) = total.filter(|&t| t > MAX_BYTES) {
+    if let (Some(total), Some(limit)) = (total, limit)
+        && total > limit
+    {
         return Err(format!(
-            "the server announces {total} bytes, more than the {MAX_BYTES} accepted"
+            "the server announces {total} bytes, more than the {limit} accepted"
         ));
     }
     progress(DownloadEvent::Start {
         file: file.to_string(),
         total,
     });
-    let mut reader = response.body_mut().as_reader().take(MAX_BYTES + 1);
-    let mut bytes = Vec::new();
+    let mut reader = response
+        .body_mut()
+        .as_reader()
+        .take(limit.map_or(u64::MAX, |l| l + 1));
     let mut buf = vec![0u8; 64 << 10];
+    let mut received = 0u64;
     loop {
         let n = reader.read(&mut buf).map_err(|e| e.to_string())?;
         if n == 0 {
             break;
         }
-        bytes.extend_from_slice(&buf[..n]);
-        progress(DownloadEvent::Progress {
-            received: bytes.len() as u64,
-        });
+        out.write_all(&buf[..n])
+            .map_err(|e| format!("cannot write: {e}"))?;
+        received += n as u64;
+        progress(DownloadEvent::Progress { received });
     }
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(format!("more than the {MAX_BYTES} bytes accepted"));
+    if let Some(limit) = limit.filter(|&l| received > l) {
+        return Err(format!("more than the {limit} bytes accepted"));
     }
-    Ok(bytes)
+    Ok((received, total))
 }
 
 /// The size the server announces, if it does.
@@ -281,7 +301,11 @@ pub fn download_ogb_from(
     };
     let file = format!("{}.zip", info.download_name);
     let zip_path = root.join(format!("{file}.part"));
-    fetch_to_file(&agent(), url, &file, &zip_path, &mut progress).map_err(&fail)?;
+    if let Err(reason) = fetch_to_file(&agent(), url, &file, &zip_path, &mut progress) {
+        // A download that broke off leaves no partial zip behind.
+        let _ = std::fs::remove_file(&zip_path);
+        return Err(fail(reason));
+    }
     let staging = root.join(format!("{}.part", info.dir_name()));
     let _ = std::fs::remove_dir_all(&staging);
     let unpacked = unpack(&zip_path, &staging);
@@ -310,7 +334,8 @@ pub fn download_ogb_from(
     Ok(target)
 }
 
-/// Streams `url` into `path`, its progress reported as `file`; the error is the reason.
+/// Streams `url` into `path` (no size limit: OGB's zips reach tens of gigabytes), its progress
+/// reported as `file`; the error is the reason. A body shorter than announced is an error.
 fn fetch_to_file(
     agent: &ureq::Agent,
     url: &str,
@@ -318,36 +343,18 @@ fn fetch_to_file(
     path: &Path,
     progress: &mut impl FnMut(DownloadEvent),
 ) -> Result<(), String> {
-    let mut response = agent.get(url).call().map_err(|e| e.to_string())?;
-    let total = content_length(&response);
-    progress(DownloadEvent::Start {
-        file: file.to_string(),
-        total,
-    });
     let mut out = std::io::BufWriter::new(
         std::fs::File::create(path)
             .map_err(|e| format!("cannot create {}: {e}", path.display()))?,
     );
-    let mut reader = response.body_mut().as_reader();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut received = 0u64;
-    loop {
-        let n = reader.read(&mut buf).map_err(|e| e.to_string())?;
-        if n == 0 {
-            break;
-        }
-        out.write_all(&buf[..n])
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        received += n as u64;
-        progress(DownloadEvent::Progress { received });
-    }
-    if total.is_some_and(|t| t != received) {
+    let (received, total) = stream(agent, url, file, None, &mut out, progress)?;
+    if let Some(total) = total.filter(|&t| t != received) {
         return Err(format!(
-            "received {received} bytes of the {} announced",
-            total.unwrap_or(0)
+            "received {received} bytes of the {total} announced"
         ));
     }
-    out.flush().map_err(|e| e.to_string())
+    out.flush()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Unpacks the zip at `path` into `dir`, refusing entries that would land outside it.

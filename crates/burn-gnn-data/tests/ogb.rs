@@ -946,8 +946,8 @@ mod download {
         zip.finish().unwrap().into_inner()
     }
 
-    /// Serves `body` once per request at any path.
-    fn serve(body: Vec<u8>) -> String {
+    /// Serves `body` at any path, announcing `announced` bytes (the body's length if `None`).
+    fn serve_announcing(body: Vec<u8>, announced: Option<usize>) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/arxiv.zip", listener.local_addr().unwrap());
         std::thread::spawn(move || {
@@ -962,7 +962,7 @@ mod download {
                 }
                 let mut reply = format!(
                     "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
+                    announced.unwrap_or(body.len())
                 )
                 .into_bytes();
                 reply.extend(&body);
@@ -970,6 +970,11 @@ mod download {
             }
         });
         url
+    }
+
+    /// Serves `body` at any path.
+    fn serve(body: Vec<u8>) -> String {
+        serve_announcing(body, None)
     }
 
     #[test]
@@ -1017,6 +1022,14 @@ mod download {
             assert_eq!(left, 0, "{e}");
             std::fs::remove_dir_all(root).unwrap();
         }
+        // A body that breaks off before the announced length: no partial zip is left either.
+        let body = zip_of(&folder, "arxiv", &[]);
+        let url = serve_announcing(body.clone(), Some(body.len() + 1000));
+        let root = scratch("dl-short");
+        let e = download_ogb_from(&url, &info, &root, |_| {}).unwrap_err();
+        assert!(matches!(e, DataError::Download { .. }), "{e:?}");
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 0, "{e}");
+        std::fs::remove_dir_all(root).unwrap();
         std::fs::remove_dir_all(source).unwrap();
     }
 }
