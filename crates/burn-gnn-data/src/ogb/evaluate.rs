@@ -92,16 +92,8 @@ impl Evaluator {
         y_pred: &[f64],
         shape: [usize; 2],
     ) -> Result<f64, DataError> {
-        let [rows, tasks] = shape;
-        if y_true.len() != rows * tasks || y_pred.len() != rows * tasks {
-            return Err(invalid(format!(
-                "{}: y_true has {} values and y_pred {}, shape [{rows}, {tasks}] needs {}",
-                self.name,
-                y_true.len(),
-                y_pred.len(),
-                rows * tasks
-            )));
-        }
+        // The lengths are checked by each metric function (`check_shape`).
+        let tasks = shape[1];
         if tasks != self.num_tasks {
             return Err(invalid(format!(
                 "{}: number of tasks should be {} but {tasks} given",

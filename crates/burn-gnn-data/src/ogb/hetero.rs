@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use burn_gnn_graph::{
-    EdgeSetData, EdgeType, FeatureData, FeatureSetData, FeatureValues, HeteroGraph,
-    HeteroGraphData, NodeSetData,
+    EdgeSetData, EdgeType, FeatureData, FeatureSetData, HeteroGraph, HeteroGraphData, NodeSetData,
 };
 
 use crate::DataError;
@@ -27,8 +26,8 @@ use crate::io::{LABELS, Table};
 use super::evaluate::Evaluator;
 use super::info::{OgbInfo, OgbLevel};
 use super::read::{
-    OgbSplit, check_rows, doubled_rows, integers, label_feature, locate, missing, read_optional,
-    read_split, read_table, table_error, values_f64,
+    OgbSplit, check_rows, doubled_rows, integers, label_feature, label_rows, locate, missing,
+    read_optional, read_split, read_table, table_error,
 };
 
 /// An OGB heterogeneous node property prediction dataset (`ogbn-mag`) read from its raw CSV.gz
@@ -190,25 +189,13 @@ impl OgbHeteroNodeDataset {
                     self.info.name
                 ))
             })?;
-        let width = labels.shape.get(1).copied().unwrap_or(1);
-        let values = values_f64(labels);
         let n = set.map_or(0, |s| s.num_nodes);
-        let mut out = Vec::with_capacity(nodes.len() * width);
-        for &v in nodes {
-            if v < 0 || v as usize >= n {
-                return Err(DataError::InvalidArgument(format!(
-                    "{}: node {v} is not one of the {n} `{node_type}` nodes",
-                    self.info.name
-                )));
-            }
-            let row = &values[v as usize * width..(v as usize + 1) * width];
-            let single = width == 1 && matches!(labels.values, FeatureValues::I64(_));
-            out.extend(
-                row.iter()
-                    .map(|&y| if single && y < 0.0 { f64::NAN } else { y }),
-            );
-        }
-        Ok(out)
+        label_rows(labels, nodes, |v| {
+            DataError::InvalidArgument(format!(
+                "{}: node {v} is not one of the {n} `{node_type}` nodes",
+                self.info.name
+            ))
+        })
     }
 
     /// The dataset's evaluator.

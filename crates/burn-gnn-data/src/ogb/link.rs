@@ -14,7 +14,7 @@ use crate::DataError;
 
 use super::evaluate::Evaluator;
 use super::info::{OgbInfo, OgbLevel};
-use super::read::{RawGraphs, locate, missing};
+use super::read::{RawGraphs, locate, missing, values_f64};
 
 /// One part of a link split (`train.pt`, `valid.pt` or `test.pt`): its tensors by name, as the
 /// dataset writes them. OGB's link datasets use:
@@ -74,12 +74,7 @@ impl OgbLinkPart {
 
     /// The values of tensor `key` as `f64`, row-major (scores, weights, ids for an evaluator).
     pub fn values(&self, key: &str) -> Option<Vec<f64>> {
-        self.tensors.get(key).map(|f| match &f.values {
-            FeatureValues::F32(v) => v.iter().map(|&x| x as f64).collect(),
-            FeatureValues::F64(v) => v.clone(),
-            FeatureValues::I32(v) => v.iter().map(|&x| x as f64).collect(),
-            FeatureValues::I64(v) => v.iter().map(|&x| x as f64).collect(),
-        })
+        self.tensors.get(key).map(values_f64)
     }
 }
 

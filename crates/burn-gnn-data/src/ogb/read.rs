@@ -166,30 +166,13 @@ impl OgbNodeDataset {
     /// # Errors
     /// [`DataError::InvalidArgument`] for an id that is not a node.
     pub fn y_true(&self, nodes: &[i64]) -> Result<Vec<f64>, DataError> {
-        let labels = &self.graph.nodes.named[LABELS];
-        let width = labels.shape.get(1).copied().unwrap_or(1);
         let n = self.graph.num_nodes;
-        let mut out = Vec::with_capacity(nodes.len() * width);
-        for &v in nodes {
-            if v < 0 || v as usize >= n {
-                return Err(DataError::InvalidArgument(format!(
-                    "{}: node {v} is not one of the {n} nodes",
-                    self.info.name
-                )));
-            }
-            for j in 0..width {
-                let i = v as usize * width + j;
-                out.push(match &labels.values {
-                    // -1 marks a missing single-task label.
-                    FeatureValues::I64(y) if width == 1 && y[i] < 0 => f64::NAN,
-                    FeatureValues::I64(y) => y[i] as f64,
-                    FeatureValues::F32(y) => y[i] as f64,
-                    FeatureValues::F64(y) => y[i],
-                    FeatureValues::I32(y) => y[i] as f64,
-                });
-            }
-        }
-        Ok(out)
+        label_rows(&self.graph.nodes.named[LABELS], nodes, |v| {
+            DataError::InvalidArgument(format!(
+                "{}: node {v} is not one of the {n} nodes",
+                self.info.name
+            ))
+        })
     }
 
     /// The dataset's evaluator.
@@ -289,19 +272,20 @@ impl OgbGraphDataset {
     /// # Errors
     /// [`DataError::InvalidArgument`] for an id that is not a graph.
     pub fn y_true(&self, graphs: &[i64]) -> Result<Vec<f64>, DataError> {
-        let width = self.labels.len() / self.graphs.len().max(1);
-        let mut out = Vec::with_capacity(graphs.len() * width);
-        for &i in graphs {
-            if i < 0 || i as usize >= self.graphs.len() {
-                return Err(DataError::InvalidArgument(format!(
-                    "{}: graph {i} is not one of the {} graphs",
-                    self.info.name,
-                    self.graphs.len()
-                )));
-            }
-            out.extend_from_slice(&self.labels[i as usize * width..(i as usize + 1) * width]);
-        }
-        Ok(out)
+        let g = self.graphs.len();
+        let width = self.labels.len() / g.max(1);
+        select_rows(
+            g,
+            width,
+            graphs,
+            |i| self.labels[i],
+            |i| {
+                DataError::InvalidArgument(format!(
+                    "{}: graph {i} is not one of the {g} graphs",
+                    self.info.name
+                ))
+            },
+        )
     }
 
     /// The dataset's evaluator.
@@ -460,6 +444,46 @@ pub(super) fn integers(path: &Path, f: FeatureData, width: usize) -> Result<Vec<
             ))
         }
     }
+}
+
+/// Rows `ids` of an `[n, width]` row-major table whose entry `i` is `value(i)`: an evaluator's
+/// `y_true`; an id outside `0..n` is `outside(id)`.
+fn select_rows(
+    n: usize,
+    width: usize,
+    ids: &[i64],
+    value: impl Fn(usize) -> f64,
+    outside: impl Fn(i64) -> DataError,
+) -> Result<Vec<f64>, DataError> {
+    let mut out = Vec::with_capacity(ids.len() * width);
+    for &id in ids {
+        let row = usize::try_from(id)
+            .ok()
+            .filter(|&r| r < n)
+            .ok_or_else(|| outside(id))?;
+        out.extend((row * width..(row + 1) * width).map(&value));
+    }
+    Ok(out)
+}
+
+/// Rows `ids` of a label feature as [`label_feature`] stores it (`[n]` single-task classes
+/// with -1 where OGB has NaN, or `[n, T]`), NaN for a missing label; read in place, not
+/// converted whole (papers100M has 1e8 labels).
+pub(super) fn label_rows(
+    labels: &FeatureData,
+    ids: &[i64],
+    outside: impl Fn(i64) -> DataError,
+) -> Result<Vec<f64>, DataError> {
+    let width = labels.shape.get(1).copied().unwrap_or(1);
+    let value = |i: usize| match &labels.values {
+        // -1 marks a missing single-task label.
+        FeatureValues::I64(y) if width == 1 && y[i] < 0 => f64::NAN,
+        FeatureValues::I64(y) => y[i] as f64,
+        FeatureValues::F32(y) => y[i] as f64,
+        FeatureValues::F64(y) => y[i],
+        FeatureValues::I32(y) => y[i] as f64,
+    };
+    select_rows(rows(labels), width, ids, value, outside)
 }
 
 pub(super) fn values_f64(f: &FeatureData) -> Vec<f64> {
