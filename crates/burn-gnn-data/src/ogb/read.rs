@@ -225,26 +225,19 @@ impl OgbGraphDataset {
         check_rows(&label_file, &labels, g, "graphs")?;
         let width = labels.shape.get(1).copied().unwrap_or(1);
         let label_values = values_f64(&labels);
-        let single_class = width == 1 && is_single_class(&info);
+        // One label row per graph: `[1]` classes (-1 where OGB has NaN) or `[1, T]` floats.
+        let per_graph = match width == 1 && is_single_class(&info) {
+            true => label_feature(labels, &info, g),
+            false => FeatureData {
+                shape: vec![g, width],
+                values: FeatureValues::F32(label_values.iter().map(|&v| v as f32).collect()),
+            },
+        };
         let mut graphs = Vec::with_capacity(g);
         for i in 0..g {
             let mut graph = raw.graph(i..i + 1, info.add_inverse_edge);
             if width > 0 {
-                let row = &label_values[i * width..(i + 1) * width];
-                let label = match single_class {
-                    true => FeatureData {
-                        shape: vec![1],
-                        values: FeatureValues::I64(vec![if row[0].is_nan() {
-                            -1
-                        } else {
-                            row[0] as i64
-                        }]),
-                    },
-                    false => FeatureData {
-                        shape: vec![1, width],
-                        values: FeatureValues::F32(row.iter().map(|&v| v as f32).collect()),
-                    },
-                };
+                let label = slice_rows(&per_graph, i..i + 1);
                 graph.globals.named.insert(LABELS.to_string(), label);
             }
             graphs.push(graph);
@@ -364,10 +357,7 @@ pub(super) fn missing(path: &Path) -> DataError {
 }
 
 pub(super) fn read_table(path: &Path) -> Result<FeatureData, DataError> {
-    if !path.is_file() {
-        return Err(missing(path));
-    }
-    Table::csv(path).header(false).read_matrix()
+    read_optional(path)?.ok_or_else(|| missing(path))
 }
 
 pub(super) fn read_optional(path: &Path) -> Result<Option<FeatureData>, DataError> {
