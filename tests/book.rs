@@ -372,6 +372,75 @@ fn own_data_numpy_chapter() {
     // ANCHOR_END: own_data_numpy
 }
 
+#[test]
+fn own_data_hetero_chapter() {
+    // ANCHOR: own_data_hetero
+    use burn_gnn::data::io::{
+        EdgeTable, Features, HeteroTables, IdKind, LabelKind, NodeTable, Table,
+    };
+    use burn_gnn::graph::EdgeType;
+
+    // One table per node type, one per relation; each relation's columns name ids of its own
+    // source and target types (authors by name, papers by number).
+    let authors = Table::from_bytes("authors.csv", "name,field\nada,math\nbob,\ncy,physics\n");
+    let papers = Table::from_bytes("papers.csv", "id,year,pages\n7,2001,12\n3,1999,30\n");
+    let writes = Table::from_bytes("writes.csv", "author,paper\nada,3\nbob,3\ncy,7\n");
+    let cites = Table::from_bytes("cites.csv", "citing,cited\n7,3\n");
+    let tables = HeteroTables::new()
+        .node_type(
+            "author",
+            IdKind::Text,
+            NodeTable::new(authors)
+                .id("name")
+                .label("field", LabelKind::Text),
+        )
+        .node_type(
+            "paper",
+            IdKind::Integer,
+            NodeTable::new(papers)
+                .id("id")
+                .features(Features::columns(["year", "pages"])),
+        )
+        .relation(
+            ("author", "writes", "paper"),
+            EdgeTable::new(writes).source("author").target("paper"),
+        )
+        .relation(
+            ("paper", "cites", "paper"),
+            EdgeTable::new(cites).source("citing").target("cited"),
+        );
+    let read = tables
+        .read()
+        .expect("every endpoint is an id of its own type");
+    // Rows follow each node table: paper 7 is row 0, paper 3 row 1.
+    assert_eq!(read.index["paper"].row_of_integer(3), Some(1));
+    assert_eq!(read.classes["author"], ["math", "physics"]);
+
+    let graph = read.graph(&Device::flex()).expect("a valid graph");
+    assert_eq!(graph.num_nodes("author"), 3);
+    let writes = graph
+        .edge_set(&EdgeType::new("author", "writes", "paper"))
+        .expect("the relation");
+    let receivers = writes.receivers().to_data().convert::<i64>();
+    assert_eq!(receivers.to_vec::<i64>().expect("ids"), [1, 1, 0]);
+
+    // A relation naming an id its type lacks is an error at its file, line and column.
+    let bad = Table::from_bytes("writes.csv", "author,paper\nada,5\n");
+    let err = tables
+        .relation(
+            ("author", "wrote", "paper"),
+            EdgeTable::new(bad).source("author").target("paper"),
+        )
+        .read()
+        .expect_err("paper 5 is not in papers.csv");
+    assert!(
+        err.to_string()
+            .contains("writes.csv, line 2, column `paper`"),
+        "{err}"
+    );
+    // ANCHOR_END: own_data_hetero
+}
+
 #[cfg(feature = "parquet")]
 #[test]
 fn own_data_parquet_chapter() {
