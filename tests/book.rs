@@ -422,7 +422,7 @@ fn own_data_hetero_chapter() {
         .edge_set(&EdgeType::new("author", "writes", "paper"))
         .expect("the relation");
     let receivers = writes.receivers().to_data().convert::<i64>();
-    assert_eq!(receivers.to_vec::<i64>().expect("ids"), [1, 1, 0]);
+    assert_eq!(receivers.try_into_vec::<i64>().expect("ids"), [1, 1, 0]);
 
     // A relation naming an id its type lacks is an error at its file, line and column.
     let bad = Table::from_bytes("writes.csv", "author,paper\nada,5\n");
