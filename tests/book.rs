@@ -77,7 +77,7 @@ fn pairwise_chapter() {
 #[test]
 fn segment_plan_chapter() {
     // ANCHOR: segment_plan
-    use burn_gnn::segment::{SegmentError, SegmentPlan, Segments, spmm_planned};
+    use burn_gnn::segment::{SegmentError, SegmentPlan, Segments};
 
     let device = Device::flex();
     let receivers = Tensor::<1, Int>::from_ints([2, 0, 2, 1], &device);
@@ -92,7 +92,7 @@ fn segment_plan_chapter() {
     let summed = by_receiver.sum(messages.clone());
     let weights = by_receiver.softmax(messages);
     let x = Tensor::<2>::from_floats([[1.0], [10.0], [100.0]], &device);
-    let h = spmm_planned(x, &by_sender, &by_receiver, Some(weights));
+    let h = SegmentPlan::spmm(x, &by_sender, &by_receiver, Some(weights));
     let values = |t: Tensor<2>| t.into_data().iter::<f32>().collect::<Vec<_>>();
     assert_eq!(values(summed), [2.0, 4.0, 4.0]);
     assert_eq!(values(h)[1], 100.0); // node 1's only message: x[2] with weight 1

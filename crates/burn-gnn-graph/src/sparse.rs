@@ -4,7 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use burn_segment::SegmentPlan;
+use burn_segment::{SegmentPlan, Segments};
 
 use crate::GraphError;
 
@@ -184,7 +184,7 @@ impl SparseMatrix {
                 plan(&self.rows, self.shape[0]),
             )
         });
-        burn_segment::spmm_planned(w, cols, rows, Some(values))
+        SegmentPlan::spmm(w, cols, rows, Some(values))
     }
 
     /// The matrix on `device`.

@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::Tensor;
 
-use crate::SegmentBackend;
+use crate::DenseBackend;
 
 /// ELU (Clevert et al., <https://arxiv.org/abs/1511.07289>), element-wise:
 ///

@@ -9,7 +9,7 @@ use burn::backend::{
 use burn::tensor::Shape;
 
 use crate::composite;
-use crate::plan::SegmentPlanPrimitive;
+use crate::plan::SegmentIndex;
 #[cfg(feature = "cube")]
 use crate::shape::rows_shape;
 
@@ -17,17 +17,16 @@ use crate::shape::rows_shape;
 #[cfg(feature = "cube")]
 fn extreme_specs(
     data: &burn::backend::fusion::custom::TensorSpec,
-    segment_ids: &burn::backend::fusion::custom::TensorSpec,
-    num_segments: usize,
+    index: &crate::plan::SegmentIndexMetadata,
 ) -> (
     burn::backend::fusion::custom::TensorSpec,
     burn::backend::fusion::custom::TensorSpec,
 ) {
     use burn::backend::fusion::custom::TensorSpec;
-    let shape = rows_shape(&data.shape, num_segments);
+    let shape = rows_shape(&data.shape, index.num_segments());
     (
         TensorSpec::new(shape.clone(), data.dtype),
-        TensorSpec::new(shape, segment_ids.dtype),
+        TensorSpec::new(shape, index.segment_ids().dtype),
     )
 }
 
@@ -36,19 +35,27 @@ fn extreme_specs(
 #[cfg(feature = "cube")]
 fn topk_specs(
     data: &burn::backend::fusion::custom::TensorSpec,
-    segment_ids: &burn::backend::fusion::custom::TensorSpec,
-    num_segments: usize,
+    index: &crate::plan::SegmentIndexMetadata,
     k: usize,
 ) -> (
     burn::backend::fusion::custom::TensorSpec,
     burn::backend::fusion::custom::TensorSpec,
 ) {
     use burn::backend::fusion::custom::TensorSpec;
-    let shape = Shape::new([num_segments, k, data.shape[1]]);
+    let shape = Shape::new([index.num_segments(), k, data.shape[1]]);
     (
         TensorSpec::new(shape.clone(), data.dtype),
-        TensorSpec::new(shape, segment_ids.dtype),
+        TensorSpec::new(shape, index.segment_ids().dtype),
     )
+}
+
+/// What `Fusion` records for `segment_count`: `[N]` in the ids' dtype.
+#[cfg(feature = "cube")]
+fn count_spec(
+    index: &crate::plan::SegmentIndexMetadata,
+) -> burn::backend::fusion::custom::TensorSpec {
+    let ids = index.segment_ids();
+    burn::backend::fusion::custom::TensorSpec::new(Shape::new([index.num_segments()]), ids.dtype)
 }
 
 /// A reduction that combines a segment's rows into one row.
@@ -85,13 +92,15 @@ impl SegmentExtreme {
 
 /// Segment reductions as a Burn backend extension.
 ///
-/// Every method reduces along dim 0: `data` is `[E, ...]`, `segment_ids` is `[E]` (i32 or i64) and
-/// the result is `[num_segments, ...]` (softmax: `[E, ...]`). Each method has a composite default
-/// built from Burn primitives, so every backend works; the CPU backends (NdArray, Flex) override
-/// them with deterministic rayon kernels and `Autodiff` with hand-written backward passes.
+/// Every method reduces along dim 0: `data` is `[E, ...]`, the [`SegmentIndex`] holds `[E]` ids
+/// (i32 or i64) with the number of segments, given for the call or a plan's, and the result is
+/// `[num_segments, ...]` (softmax: `[E, ...]`). Each method has a composite default built from
+/// Burn primitives, so every backend works (the defaults read a plan's ids and forget its
+/// grouping); the CPU backends (NdArray, Flex) override them with deterministic rayon kernels,
+/// the CubeCL backends with their kernels, and `Autodiff` with hand-written backward passes.
 ///
-/// Call the free functions of this crate ([`segment_sum`](crate::segment_sum), ...) rather than
-/// these methods.
+/// Call the free functions of this crate ([`segment_sum`](crate::segment_sum), ...) or the
+/// [`Segments`](crate::Segments) methods rather than these.
 #[backend_extension(
     Autodiff,
     NdArray,
@@ -101,26 +110,26 @@ impl SegmentExtreme {
 )]
 pub trait SegmentBackend: Backend {
     /// Sum, product, max or min of each segment's float rows (values only).
-    #[fusion(dtype = data, shape = rows_shape(data, *num_segments))]
+    #[fusion(dtype = data, shape = rows_shape(data, index.num_segments()))]
     fn segment_reduce(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
         reduction: SegmentReduction,
     ) -> FloatTensor<Self> {
-        composite::float_reduce::<Self>(data, segment_ids, num_segments, reduction)
+        let (ids, n) = index.into_ids();
+        composite::float_reduce::<Self>(data, ids, n, reduction)
     }
 
     /// Max or min of each segment's float rows, with the row index attaining it (in the ids'
     /// dtype; -1 for empty segments, the smallest index on ties, the first NaN if any).
-    #[fusion(meta = |data, segment_ids, num_segments, _extreme| extreme_specs(data, segment_ids, *num_segments))]
+    #[fusion(meta = |data, index, _extreme| extreme_specs(data, index))]
     fn segment_extreme(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
         extreme: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        composite::float_extreme::<Self>(data, segment_ids, num_segments, extreme)
+        let (ids, n) = index.into_ids();
+        composite::float_extreme::<Self>(data, ids, n, extreme)
     }
 
     // ANCHOR: trait_softmax
@@ -128,79 +137,87 @@ pub trait SegmentBackend: Backend {
     #[fusion(dtype = data, shape = data)]
     fn segment_softmax(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
+        let (segment_ids, num_segments) = index.into_ids();
         composite::softmax::<Self>(data, segment_ids, num_segments)
     }
     // ANCHOR_END: trait_softmax
 
     /// Sum, product, max or min of each segment's integer rows (wrapping arithmetic).
-    #[fusion(dtype = data, shape = rows_shape(data, *num_segments))]
+    #[fusion(dtype = data, shape = rows_shape(data, index.num_segments()))]
     fn int_segment_reduce(
         data: IntTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
         reduction: SegmentReduction,
     ) -> IntTensor<Self> {
-        composite::int_reduce::<Self>(data, segment_ids, num_segments, reduction)
+        let (ids, n) = index.into_ids();
+        composite::int_reduce::<Self>(data, ids, n, reduction)
     }
 
     /// Max or min of each segment's integer rows with the row index attaining it.
-    #[fusion(meta = |data, segment_ids, num_segments, _extreme| extreme_specs(data, segment_ids, *num_segments))]
+    #[fusion(meta = |data, index, _extreme| extreme_specs(data, index))]
     fn int_segment_extreme(
         data: IntTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
         extreme: SegmentExtreme,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
-        composite::int_extreme::<Self>(data, segment_ids, num_segments, extreme)
+        let (ids, n) = index.into_ids();
+        composite::int_extreme::<Self>(data, ids, n, extreme)
     }
 
     /// Row `e` of the result is row `segment_ids[e]` of `data`: `[N, ...] -> [E, ...]`, the
     /// adjoint of a segment sum, used by the backward passes to bring a segment's gradient back to
-    /// its rows. Rows with an out-of-range id panic on the CPU backends and are zero elsewhere
-    /// (never a read out of bounds).
-    #[fusion(dtype = data, shape = rows_shape(data, segment_ids[0]))]
-    fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
-        composite::gather::<Self>(data, segment_ids)
+    /// its rows. Given ids out of range panic on the CPU backends and give zero rows elsewhere
+    /// (never a read out of bounds); a plan's are in range by construction.
+    #[fusion(dtype = data, shape = rows_shape(data, index.segment_ids().shape[0]))]
+    fn segment_gather(
+        data: FloatTensor<Self>,
+        #[extension_type] index: SegmentIndex<Self>,
+    ) -> FloatTensor<Self> {
+        composite::gather::<Self>(data, index.into_ids().0)
     }
 
     /// [`segment_gather`](SegmentBackend::segment_gather) of integer rows.
-    #[fusion(dtype = data, shape = rows_shape(data, segment_ids[0]))]
-    fn int_segment_gather(data: IntTensor<Self>, segment_ids: IntTensor<Self>) -> IntTensor<Self> {
-        composite::int_gather::<Self>(data, segment_ids)
+    #[fusion(dtype = data, shape = rows_shape(data, index.segment_ids().shape[0]))]
+    fn int_segment_gather(
+        data: IntTensor<Self>,
+        #[extension_type] index: SegmentIndex<Self>,
+    ) -> IntTensor<Self> {
+        composite::int_gather::<Self>(data, index.into_ids().0)
     }
 
     /// Gather, weight and sum in one pass (a generalised sparse-dense product, DGL's
     /// `u_mul_e_sum`): `out[r, h·C + c] = Σ_{e: receivers[e] = r} weights[e, h] ·
-    /// x[senders[e], h·C + c]`, with `x: [N_src, H·C]`, `weights: [E, H]`, `senders` and
-    /// `receivers: [E]` -> `[num_segments, H·C]`. No `[E, H·C]` tensor is formed by the
-    /// kernels. Out-of-range indices panic on the CPU backends and are dropped elsewhere.
-    #[fusion(dtype = x, shape = rows_shape(x, *num_segments))]
+    /// x[senders[e], h·C + c]`, with `x: [N_src, H·C]`, `weights: [E, H]`, `senders` (over the
+    /// `N_src` rows of `x`) and `receivers` (over `N` segments) `[E]` -> `[N, H·C]`. No
+    /// `[E, H·C]` tensor is formed by the kernels. Out-of-range indices panic on the CPU backends
+    /// and are dropped elsewhere.
+    #[fusion(dtype = x, shape = rows_shape(x, receivers.num_segments()))]
     fn segment_spmm(
         x: FloatTensor<Self>,
         weights: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] senders: SegmentIndex<Self>,
+        #[extension_type] receivers: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
-        composite::spmm::<Self>(x, weights, senders, receivers, num_segments)
+        let ((s, _), (r, n)) = (senders.into_ids(), receivers.into_ids());
+        composite::spmm::<Self>(x, weights, s, r, n)
     }
 
     /// Per-edge, per-head dot products of two gathered rows (a sampled dense-dense product,
     /// DGL's `u_dot_v`): `out[e, h] = Σ_c a[a_index[e], h·C + c] · b[b_index[e], h·C + c]`, with
-    /// `a: [N_a, H·C]`, `b: [N_b, H·C]`, indices `[E]` -> `[E, H]`. Out-of-range indices panic
-    /// on the CPU backends and give 0 elsewhere.
-    #[fusion(dtype = a, shape = Shape::new([a_index[0], *heads]))]
+    /// `a: [N_a, H·C]`, `b: [N_b, H·C]`, indices `[E]` over the rows of `a` and of `b` ->
+    /// `[E, H]`. Out-of-range indices panic on the CPU backends and give 0 elsewhere.
+    #[fusion(dtype = a, shape = Shape::new([a_index.segment_ids().shape[0], *heads]))]
     fn segment_sddmm(
         a: FloatTensor<Self>,
         b: FloatTensor<Self>,
-        a_index: IntTensor<Self>,
-        b_index: IntTensor<Self>,
+        #[extension_type] a_index: SegmentIndex<Self>,
+        #[extension_type] b_index: SegmentIndex<Self>,
         heads: usize,
     ) -> FloatTensor<Self> {
-        composite::sddmm::<Self>(a, b, a_index, b_index, heads)
+        let ((ai, _), (bi, _)) = (a_index.into_ids(), b_index.into_ids());
+        composite::sddmm::<Self>(a, b, ai, bi, heads)
     }
 
     /// Additive attention coefficients (GAT's): per edge and head the logit
@@ -209,16 +226,17 @@ pub trait SegmentBackend: Backend {
     /// `[E, 1]` -> `[E, H]`. The receivers are the segments (`N_dst` of them). An edge whose bias
     /// is `-inf` is masked: its logit is `-inf` whatever the slope. Out-of-range indices panic on
     /// the CPU backends.
-    #[fusion(dtype = src, shape = Shape::new([senders[0], src[1]]))]
+    #[fusion(dtype = src, shape = Shape::new([senders.segment_ids().shape[0], src[1]]))]
     fn segment_attention_softmax(
         src: FloatTensor<Self>,
         dst: FloatTensor<Self>,
         bias: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
+        #[extension_type] senders: SegmentIndex<Self>,
+        #[extension_type] receivers: SegmentIndex<Self>,
         negative_slope: f64,
     ) -> FloatTensor<Self> {
-        composite::attention_softmax::<Self>(src, dst, bias, senders, receivers, negative_slope)
+        let ((s, _), (r, _)) = (senders.into_ids(), receivers.into_ids());
+        composite::attention_softmax::<Self>(src, dst, bias, s, r, negative_slope)
     }
 
     /// The gradient of the raw scores `src[s] + dst[r] + bias` of
@@ -232,39 +250,32 @@ pub trait SegmentBackend: Backend {
         src: FloatTensor<Self>,
         dst: FloatTensor<Self>,
         bias: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
+        #[extension_type] senders: SegmentIndex<Self>,
+        #[extension_type] receivers: SegmentIndex<Self>,
         alpha: FloatTensor<Self>,
         grad: FloatTensor<Self>,
         negative_slope: f64,
     ) -> FloatTensor<Self> {
-        composite::attention_backward::<Self>(
-            src,
-            dst,
-            bias,
-            senders,
-            receivers,
-            alpha,
-            grad,
-            negative_slope,
-        )
+        let ((s, _), (r, _)) = (senders.into_ids(), receivers.into_ids());
+        composite::attention_backward::<Self>(src, dst, bias, s, r, alpha, grad, negative_slope)
     }
 
     /// Number of rows in each segment, `[N]` in the ids' dtype.
-    #[fusion(dtype = segment_ids, shape = Shape::new([*num_segments]))]
-    fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
-        composite::count::<Self>(segment_ids, num_segments)
+    #[fusion(meta = |index| count_spec(index))]
+    fn segment_count(#[extension_type] index: SegmentIndex<Self>) -> IntTensor<Self> {
+        let (ids, n) = index.into_ids();
+        composite::count::<Self>(ids, n)
     }
 
     /// Number of nonzero entries of each segment's float rows, per column (NaN counts, `±0`
     /// does not), in the ids' dtype.
-    #[fusion(dtype = segment_ids, shape = rows_shape(data, *num_segments))]
+    #[fusion(dtype = index.segment_ids().dtype, shape = rows_shape(data, index.num_segments()))]
     fn segment_count_nonzero(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
     ) -> IntTensor<Self> {
-        composite::count_nonzero::<Self>(data, segment_ids, num_segments)
+        let (ids, n) = index.into_ids();
+        composite::count_nonzero::<Self>(data, ids, n)
     }
 
     /// The `k` largest (`largest`) or smallest rows of each segment of `data: [E, C]`, per
@@ -273,66 +284,41 @@ pub trait SegmentBackend: Backend {
     /// `k` rows fills with `∓inf` and row -1. The values carry no gradient (`SegmentStatistics::topk`
     /// gathers tracked data at the rows). The default chooses on the host (one read of the data
     /// and the ids: a sync on a GPU).
-    #[fusion(meta = |data, segment_ids, num_segments, k, _largest| topk_specs(data, segment_ids, *num_segments, *k))]
+    #[fusion(meta = |data, index, k, _largest| topk_specs(data, index, *k))]
     fn segment_topk(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
         k: usize,
         largest: bool,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        composite::topk::<Self>(data, segment_ids, num_segments, k, largest)
-    }
-
-    // The planned forms: the same ops over a `SegmentPlan`'s ids. The defaults forget the plan
-    // and call the unplanned op on its ids; a backend that can use the grouping overrides them.
-
-    /// [`segment_reduce`](Self::segment_reduce) over a plan's ids.
-    #[fusion(dtype = data, shape = rows_shape(data, plan.num_segments))]
-    fn segment_reduce_planned(
-        data: FloatTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-        reduction: SegmentReduction,
-    ) -> FloatTensor<Self> {
-        Self::segment_reduce(data, plan.segment_ids, plan.num_segments, reduction)
+        let (ids, n) = index.into_ids();
+        composite::topk::<Self>(data, ids, n, k, largest)
     }
 
     /// The sum of each segment's rows over the entries `mask` keeps (`[E]`, one flag per row,
     /// or the data's shape): the sum of `where(mask, data, 0)` without forming it.
-    #[fusion(dtype = data, shape = rows_shape(data, *num_segments))]
+    #[fusion(dtype = data, shape = rows_shape(data, index.num_segments()))]
     fn segment_sum_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
         let data = composite::zero_masked_out::<Self>(data, mask);
-        Self::segment_reduce(data, segment_ids, num_segments, SegmentReduction::Sum)
+        Self::segment_reduce(data, index, SegmentReduction::Sum)
     }
 
     /// Max or min of each segment's float rows over the entries `mask` keeps (`[E]` or the
     /// data's shape; `∓inf` where none is), with the first kept row attaining it (the first
     /// NaN where a column holds one, -1 where nothing is kept): a left-out row never wins.
-    #[fusion(meta = |data, _mask, segment_ids, num_segments, _extreme| extreme_specs(data, segment_ids, *num_segments))]
+    #[fusion(meta = |data, _mask, index, _extreme| extreme_specs(data, index))]
     fn segment_extreme_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
         extreme: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        composite::extreme_masked::<Self>(data, mask, segment_ids, num_segments, extreme)
-    }
-
-    /// [`segment_extreme_masked`](Self::segment_extreme_masked) over a plan's ids.
-    #[fusion(meta = |data, _mask, plan, _extreme| extreme_specs(data, &plan.segment_ids, plan.num_segments))]
-    fn segment_extreme_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-        extreme: SegmentExtreme,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        Self::segment_extreme_masked(data, mask, plan.segment_ids, plan.num_segments, extreme)
+        let (ids, n) = index.into_ids();
+        composite::extreme_masked::<Self>(data, mask, ids, n, extreme)
     }
 
     /// Softmax over the rows of each segment that `mask` keeps (`[E]` or the data's shape):
@@ -342,180 +328,8 @@ pub trait SegmentBackend: Backend {
     fn segment_softmax_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        #[extension_type] index: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
-        composite::softmax_masked::<Self>(data, mask, |data| {
-            Self::segment_softmax(data, segment_ids, num_segments)
-        })
-    }
-
-    /// [`segment_softmax_masked`](Self::segment_softmax_masked) over a plan's ids.
-    #[fusion(dtype = data, shape = data)]
-    fn segment_softmax_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        composite::softmax_masked::<Self>(data, mask, |data| {
-            Self::segment_softmax_planned(data, plan)
-        })
-    }
-
-    /// [`segment_sum_masked`](Self::segment_sum_masked) over a plan's ids.
-    #[fusion(dtype = data, shape = rows_shape(data, plan.num_segments))]
-    fn segment_sum_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        let data = composite::zero_masked_out::<Self>(data, mask);
-        Self::segment_reduce_planned(data, plan, SegmentReduction::Sum)
-    }
-
-    /// [`segment_topk`](Self::segment_topk) over a plan's ids.
-    #[fusion(meta = |data, plan, k, _largest| topk_specs(data, &plan.segment_ids, plan.num_segments, *k))]
-    fn segment_topk_planned(
-        data: FloatTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-        k: usize,
-        largest: bool,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        Self::segment_topk(data, plan.segment_ids, plan.num_segments, k, largest)
-    }
-
-    /// [`segment_extreme`](Self::segment_extreme) over a plan's ids.
-    #[fusion(meta = |data, plan, _extreme| extreme_specs(data, &plan.segment_ids, plan.num_segments))]
-    fn segment_extreme_planned(
-        data: FloatTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-        extreme: SegmentExtreme,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        Self::segment_extreme(data, plan.segment_ids, plan.num_segments, extreme)
-    }
-
-    /// [`segment_softmax`](Self::segment_softmax) over a plan's ids.
-    #[fusion(dtype = data, shape = data)]
-    fn segment_softmax_planned(
-        data: FloatTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        Self::segment_softmax(data, plan.segment_ids, plan.num_segments)
-    }
-
-    /// [`int_segment_reduce`](Self::int_segment_reduce) over a plan's ids.
-    #[fusion(dtype = data, shape = rows_shape(data, plan.num_segments))]
-    fn int_segment_reduce_planned(
-        data: IntTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-        reduction: SegmentReduction,
-    ) -> IntTensor<Self> {
-        Self::int_segment_reduce(data, plan.segment_ids, plan.num_segments, reduction)
-    }
-
-    /// [`int_segment_extreme`](Self::int_segment_extreme) over a plan's ids.
-    #[fusion(meta = |data, plan, _extreme| extreme_specs(data, &plan.segment_ids, plan.num_segments))]
-    fn int_segment_extreme_planned(
-        data: IntTensor<Self>,
-        #[extension_type] plan: SegmentPlanPrimitive<Self>,
-        extreme: SegmentExtreme,
-    ) -> (IntTensor<Self>, IntTensor<Self>) {
-        Self::int_segment_extreme(data, plan.segment_ids, plan.num_segments, extreme)
-    }
-
-    /// [`segment_spmm`](Self::segment_spmm) with the senders and receivers planned (each
-    /// sender plan's segments are the rows of `x`).
-    #[fusion(dtype = x, shape = rows_shape(x, receivers.num_segments))]
-    fn segment_spmm_planned(
-        x: FloatTensor<Self>,
-        weights: FloatTensor<Self>,
-        #[extension_type] senders: SegmentPlanPrimitive<Self>,
-        #[extension_type] receivers: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        let n = receivers.num_segments;
-        Self::segment_spmm(x, weights, senders.segment_ids, receivers.segment_ids, n)
-    }
-
-    /// [`segment_sddmm`](Self::segment_sddmm) with both index lists planned (over the rows of
-    /// `a` and `b`).
-    #[fusion(dtype = a, shape = Shape::new([a_index.segment_ids.shape[0], *heads]))]
-    fn segment_sddmm_planned(
-        a: FloatTensor<Self>,
-        b: FloatTensor<Self>,
-        #[extension_type] a_index: SegmentPlanPrimitive<Self>,
-        #[extension_type] b_index: SegmentPlanPrimitive<Self>,
-        heads: usize,
-    ) -> FloatTensor<Self> {
-        Self::segment_sddmm(a, b, a_index.segment_ids, b_index.segment_ids, heads)
-    }
-
-    /// [`segment_attention_softmax`](Self::segment_attention_softmax) with the senders and
-    /// receivers planned.
-    #[fusion(dtype = src, shape = Shape::new([senders.segment_ids.shape[0], src[1]]))]
-    fn segment_attention_softmax_planned(
-        src: FloatTensor<Self>,
-        dst: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-        #[extension_type] senders: SegmentPlanPrimitive<Self>,
-        #[extension_type] receivers: SegmentPlanPrimitive<Self>,
-        negative_slope: f64,
-    ) -> FloatTensor<Self> {
-        let (s, r) = (senders.segment_ids, receivers.segment_ids);
-        Self::segment_attention_softmax(src, dst, bias, s, r, negative_slope)
-    }
-
-    /// [`segment_attention_backward`](Self::segment_attention_backward) with the senders and
-    /// receivers planned.
-    #[allow(clippy::too_many_arguments)]
-    #[fusion(dtype = src, shape = alpha)]
-    fn segment_attention_backward_planned(
-        src: FloatTensor<Self>,
-        dst: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-        #[extension_type] senders: SegmentPlanPrimitive<Self>,
-        #[extension_type] receivers: SegmentPlanPrimitive<Self>,
-        alpha: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        negative_slope: f64,
-    ) -> FloatTensor<Self> {
-        let (s, r) = (senders.segment_ids, receivers.segment_ids);
-        Self::segment_attention_backward(src, dst, bias, s, r, alpha, grad, negative_slope)
-    }
-
-    /// ELU, element-wise: `x` where `x > 0`, `alpha · (e^x − 1)` elsewhere; any shape. Not a
-    /// segment op: GAT's activation, a kernel here because Burn 0.22 composes it from a masked
-    /// select (a branch per element on Flex) and five more element-wise ops with their backward.
-    #[fusion(dtype = x, shape = x)]
-    fn float_elu(x: FloatTensor<Self>, alpha: f64) -> FloatTensor<Self> {
-        composite::elu::<Self>(x, alpha)
-    }
-
-    /// The gradient of [`float_elu`](Self::float_elu)'s input `x` from the output's gradient:
-    /// `grad` where `x > 0`, `grad · alpha · e^x` elsewhere.
-    #[fusion(dtype = grad, shape = grad)]
-    fn float_elu_backward(
-        x: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        alpha: f64,
-    ) -> FloatTensor<Self> {
-        composite::elu_backward::<Self>(x, grad, alpha)
-    }
-
-    /// A linear layer's product `x · weight` for `x: [rows, d_input]` and
-    /// `weight: [d_input, d_output]`. Not a segment op: a kernel here because Burn 0.22's CPU
-    /// matmul splits a product with a narrow output poorly across threads.
-    #[fusion(dtype = x, shape = Shape::new([x[0], weight[1]]))]
-    fn float_linear(x: FloatTensor<Self>, weight: FloatTensor<Self>) -> FloatTensor<Self> {
-        composite::linear::<Self>(x, weight)
-    }
-
-    /// The gradient of [`float_linear`](Self::float_linear)'s weight from the output's
-    /// gradient: `xᵀ · grad`, `[d_input, d_output]`.
-    #[fusion(dtype = x, shape = Shape::new([x[1], grad[1]]))]
-    fn float_linear_weight_backward(
-        x: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-    ) -> FloatTensor<Self> {
-        composite::linear_weight_backward::<Self>(x, grad)
+        composite::softmax_masked::<Self>(data, mask, |data| Self::segment_softmax(data, index))
     }
 }

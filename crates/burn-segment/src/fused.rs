@@ -1,10 +1,10 @@
 //! Fused message passing: gather-weight-sum (SpMM) and per-edge dot products (SDDMM), the two
 //! kernels graph layers spend their time in, without an `[E, D]` tensor in between.
 
-use burn::backend::Dispatch;
+use burn::backend::{Dispatch, TensorMetadata};
 use burn::tensor::{Int, Tensor};
 
-use crate::{SegmentBackend, SegmentPlan};
+use crate::{SegmentBackend, SegmentIndex};
 
 /// Gathers the sender rows of `x`, scales them by per-edge weights and sums them into the
 /// receivers, in one pass (a generalised sparse-dense matrix product):
@@ -32,14 +32,14 @@ pub fn spmm(
     weights: Option<Tensor<2>>,
     num_segments: usize,
 ) -> Tensor<2> {
-    let weights = spmm_weights(&x, senders.dims()[0], receivers.dims()[0], weights);
-    Tensor::from_dispatch(Dispatch::segment_spmm(
-        x.into_dispatch(),
-        weights.into_dispatch(),
-        senders.into_dispatch(),
-        receivers.into_dispatch(),
-        num_segments,
-    ))
+    let rows = x.dims()[0];
+    let senders = SegmentIndex::ids(senders.into_dispatch(), rows);
+    spmm_over(
+        x,
+        senders,
+        SegmentIndex::ids(receivers.into_dispatch(), num_segments),
+        weights,
+    )
 }
 
 /// Per-edge, per-head dot products of rows gathered from two matrices (a sampled dense-dense
@@ -64,14 +64,15 @@ pub fn sddmm(
     b_index: Tensor<1, Int>,
     heads: usize,
 ) -> Tensor<2> {
-    check_sddmm(&a, &b, a_index.dims()[0], b_index.dims()[0], heads);
-    Tensor::from_dispatch(Dispatch::segment_sddmm(
-        a.into_dispatch(),
-        b.into_dispatch(),
-        a_index.into_dispatch(),
-        b_index.into_dispatch(),
+    let (na, nb) = (a.dims()[0], b.dims()[0]);
+    let (ai, bi) = (a_index.into_dispatch(), b_index.into_dispatch());
+    sddmm_over(
+        a,
+        b,
+        SegmentIndex::ids(ai, na),
+        SegmentIndex::ids(bi, nb),
         heads,
-    ))
+    )
 }
 
 /// Additive attention coefficients (GAT's), fused: per edge and head the logit
@@ -107,15 +108,10 @@ pub fn attention_softmax(
     bias: Option<Tensor<2>>,
     negative_slope: f64,
 ) -> Tensor<2> {
-    let bias = attention_bias(&src, &dst, senders.dims()[0], receivers.dims()[0], bias);
-    Tensor::from_dispatch(Dispatch::segment_attention_softmax(
-        src.into_dispatch(),
-        dst.into_dispatch(),
-        bias.into_dispatch(),
-        senders.into_dispatch(),
-        receivers.into_dispatch(),
-        negative_slope,
-    ))
+    let (ns, nd) = (src.dims()[0], dst.dims()[0]);
+    let (s, r) = (senders.into_dispatch(), receivers.into_dispatch());
+    let (s, r) = (SegmentIndex::ids(s, ns), SegmentIndex::ids(r, nd));
+    attention_softmax_over(src, dst, s, r, bias, negative_slope)
 }
 
 /// The checked weights of an `spmm` with `e` senders and `er` receivers (ones for `None`).
@@ -198,92 +194,89 @@ fn attention_bias(
     bias
 }
 
-/// [`spmm`] over planned senders (segments: the rows of `x`) and receivers (segments: the
-/// output rows): no index is checked or planned again, forward or backward.
-///
-/// # Shapes
-/// `x: [N_src, D]`, plans of `E` rows, `weights: [E, H]` -> `[receivers.num_segments(), D]`.
+/// The number of ids of an index, `E`.
+fn len(index: &SegmentIndex<Dispatch>) -> usize {
+    index.segment_ids().shape()[0]
+}
+
+/// [`spmm`] over senders (segments: the rows of `x`) and receivers (segments: the output rows)
+/// given or planned: a plan's ids are not checked or planned again, forward or backward.
 ///
 /// # Panics
-/// As [`spmm`] for the shapes, and if `senders` does not have one segment per row of `x`.
-pub fn spmm_planned(
+/// As [`spmm`], and if a sender plan does not have one segment per row of `x`.
+pub(crate) fn spmm_over(
     x: Tensor<2>,
-    senders: &SegmentPlan,
-    receivers: &SegmentPlan,
+    senders: SegmentIndex<Dispatch>,
+    receivers: SegmentIndex<Dispatch>,
     weights: Option<Tensor<2>>,
 ) -> Tensor<2> {
-    check_index_plan(senders, x.dims()[0], "spmm sender");
-    let weights = spmm_weights(&x, senders.num_rows(), receivers.num_rows(), weights);
-    Tensor::from_dispatch(Dispatch::segment_spmm_planned(
+    check_index(&senders, x.dims()[0], "spmm sender");
+    let weights = spmm_weights(&x, len(&senders), len(&receivers), weights);
+    Tensor::from_dispatch(Dispatch::segment_spmm(
         x.into_dispatch(),
         weights.into_dispatch(),
-        senders.primitive(),
-        receivers.primitive(),
+        senders,
+        receivers,
     ))
 }
 
-/// [`sddmm`] over planned indices (segments: the rows of `a`, of `b`).
-///
-/// # Shapes
-/// `a: [N_a, H·C]`, `b: [N_b, H·C]`, plans of `E` rows -> `[E, H]`.
+/// [`sddmm`] over indices (segments: the rows of `a`, of `b`) given or planned.
 ///
 /// # Panics
-/// As [`sddmm`] for the shapes, and if a plan does not have one segment per row of its side.
-pub fn sddmm_planned(
+/// As [`sddmm`], and if a plan does not have one segment per row of its side.
+pub(crate) fn sddmm_over(
     a: Tensor<2>,
     b: Tensor<2>,
-    a_index: &SegmentPlan,
-    b_index: &SegmentPlan,
+    a_index: SegmentIndex<Dispatch>,
+    b_index: SegmentIndex<Dispatch>,
     heads: usize,
 ) -> Tensor<2> {
-    check_index_plan(a_index, a.dims()[0], "sddmm a");
-    check_index_plan(b_index, b.dims()[0], "sddmm b");
-    check_sddmm(&a, &b, a_index.num_rows(), b_index.num_rows(), heads);
-    Tensor::from_dispatch(Dispatch::segment_sddmm_planned(
+    check_index(&a_index, a.dims()[0], "sddmm a");
+    check_index(&b_index, b.dims()[0], "sddmm b");
+    check_sddmm(&a, &b, len(&a_index), len(&b_index), heads);
+    Tensor::from_dispatch(Dispatch::segment_sddmm(
         a.into_dispatch(),
         b.into_dispatch(),
-        a_index.primitive(),
-        b_index.primitive(),
+        a_index,
+        b_index,
         heads,
     ))
 }
 
-/// [`attention_softmax`] over planned senders (segments: the rows of `src`) and receivers
-/// (segments: the rows of `dst`).
-///
-/// # Shapes
-/// `src: [N_src, H]`, `dst: [N_dst, H]`, plans of `E` rows, `bias: [E, H]` or `[E, 1]` ->
-/// `[E, H]`.
+/// [`attention_softmax`] over senders (segments: the rows of `src`) and receivers (segments:
+/// the rows of `dst`) given or planned.
 ///
 /// # Panics
-/// As [`attention_softmax`] for the shapes, and if a plan does not have one segment per row of
-/// its side.
-pub fn attention_softmax_planned(
+/// As [`attention_softmax`], and if a plan does not have one segment per row of its side.
+pub(crate) fn attention_softmax_over(
     src: Tensor<2>,
     dst: Tensor<2>,
-    senders: &SegmentPlan,
-    receivers: &SegmentPlan,
+    senders: SegmentIndex<Dispatch>,
+    receivers: SegmentIndex<Dispatch>,
     bias: Option<Tensor<2>>,
     negative_slope: f64,
 ) -> Tensor<2> {
-    check_index_plan(senders, src.dims()[0], "attention sender");
-    check_index_plan(receivers, dst.dims()[0], "attention receiver");
-    let bias = attention_bias(&src, &dst, senders.num_rows(), receivers.num_rows(), bias);
-    Tensor::from_dispatch(Dispatch::segment_attention_softmax_planned(
+    check_index(&senders, src.dims()[0], "attention sender");
+    check_index(&receivers, dst.dims()[0], "attention receiver");
+    let bias = attention_bias(&src, &dst, len(&senders), len(&receivers), bias);
+    Tensor::from_dispatch(Dispatch::segment_attention_softmax(
         src.into_dispatch(),
         dst.into_dispatch(),
         bias.into_dispatch(),
-        senders.primitive(),
-        receivers.primitive(),
+        senders,
+        receivers,
         negative_slope,
     ))
 }
 
-/// Panics unless `plan` has one segment per row of the `rows` it indexes.
-fn check_index_plan(plan: &SegmentPlan, rows: usize, what: &str) {
-    let n = plan.num_segments();
-    assert_eq!(
-        n, rows,
-        "burn-segment: the {what} plan has {n} segments but indexes {rows} rows"
-    );
+/// Panics unless a plan has one segment per row of the `rows` it indexes (given ids are
+/// checked against the rows by the backend).
+fn check_index(index: &SegmentIndex<Dispatch>, rows: usize, what: &str) {
+    if let SegmentIndex::Plan(_) = index {
+        let n = index.num_segments();
+        assert_eq!(
+            n, rows,
+            "burn-segment: the {what} plan has {n} segments but indexes {rows} rows"
+        );
+    }
 }

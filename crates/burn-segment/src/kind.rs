@@ -4,11 +4,7 @@
 use burn::backend::{Dispatch, DispatchTensor};
 use burn::tensor::{Float, Int, kind::Numeric};
 
-use crate::plan::SegmentPlanPrimitive;
-use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
-
-/// The primitive form of a plan, as dispatched.
-type Plan = SegmentPlanPrimitive<Dispatch>;
+use crate::{SegmentBackend, SegmentExtreme, SegmentIndex, SegmentReduction};
 
 mod sealed {
     pub trait Sealed {}
@@ -21,81 +17,39 @@ pub trait SegmentKind: Numeric + sealed::Sealed {
     #[doc(hidden)]
     fn reduce(
         data: DispatchTensor,
-        ids: DispatchTensor,
-        num_segments: usize,
+        index: SegmentIndex<Dispatch>,
         reduction: SegmentReduction,
     ) -> DispatchTensor;
     #[doc(hidden)]
     fn extreme(
         data: DispatchTensor,
-        ids: DispatchTensor,
-        num_segments: usize,
-        extreme: SegmentExtreme,
-    ) -> (DispatchTensor, DispatchTensor);
-    #[doc(hidden)]
-    fn reduce_planned(data: DispatchTensor, plan: Plan, r: SegmentReduction) -> DispatchTensor;
-    #[doc(hidden)]
-    fn extreme_planned(
-        data: DispatchTensor,
-        plan: Plan,
+        index: SegmentIndex<Dispatch>,
         extreme: SegmentExtreme,
     ) -> (DispatchTensor, DispatchTensor);
 }
 
 impl SegmentKind for Float {
-    fn reduce(
-        d: DispatchTensor,
-        i: DispatchTensor,
-        n: usize,
-        r: SegmentReduction,
-    ) -> DispatchTensor {
-        Dispatch::segment_reduce(d, i, n, r)
+    fn reduce(d: DispatchTensor, i: SegmentIndex<Dispatch>, r: SegmentReduction) -> DispatchTensor {
+        Dispatch::segment_reduce(d, i, r)
     }
     fn extreme(
         d: DispatchTensor,
-        i: DispatchTensor,
-        n: usize,
+        i: SegmentIndex<Dispatch>,
         e: SegmentExtreme,
     ) -> (DispatchTensor, DispatchTensor) {
-        Dispatch::segment_extreme(d, i, n, e)
-    }
-    fn reduce_planned(d: DispatchTensor, p: Plan, r: SegmentReduction) -> DispatchTensor {
-        Dispatch::segment_reduce_planned(d, p, r)
-    }
-    fn extreme_planned(
-        d: DispatchTensor,
-        p: Plan,
-        e: SegmentExtreme,
-    ) -> (DispatchTensor, DispatchTensor) {
-        Dispatch::segment_extreme_planned(d, p, e)
+        Dispatch::segment_extreme(d, i, e)
     }
 }
 
 impl SegmentKind for Int {
-    fn reduce(
-        d: DispatchTensor,
-        i: DispatchTensor,
-        n: usize,
-        r: SegmentReduction,
-    ) -> DispatchTensor {
-        Dispatch::int_segment_reduce(d, i, n, r)
+    fn reduce(d: DispatchTensor, i: SegmentIndex<Dispatch>, r: SegmentReduction) -> DispatchTensor {
+        Dispatch::int_segment_reduce(d, i, r)
     }
     fn extreme(
         d: DispatchTensor,
-        i: DispatchTensor,
-        n: usize,
+        i: SegmentIndex<Dispatch>,
         e: SegmentExtreme,
     ) -> (DispatchTensor, DispatchTensor) {
-        Dispatch::int_segment_extreme(d, i, n, e)
-    }
-    fn reduce_planned(d: DispatchTensor, p: Plan, r: SegmentReduction) -> DispatchTensor {
-        Dispatch::int_segment_reduce_planned(d, p, r)
-    }
-    fn extreme_planned(
-        d: DispatchTensor,
-        p: Plan,
-        e: SegmentExtreme,
-    ) -> (DispatchTensor, DispatchTensor) {
-        Dispatch::int_segment_extreme_planned(d, p, e)
+        Dispatch::int_segment_extreme(d, i, e)
     }
 }

@@ -6,7 +6,8 @@
 //! ([`SegmentBackend`]) with a composite default built from Burn primitives, so every backend
 //! works; the CPU backends (NdArray, Flex) run hand-written deterministic rayon kernels, wgpu
 //! (and every CubeCL runtime) runs hand-written CubeCL kernels, and `Autodiff` has a
-//! hand-written backward for every op.
+//! hand-written backward for every op. Each op is one method, whose ids are one
+//! [`SegmentIndex`]: given for the call or a [`SegmentPlan`]'s.
 //!
 //! ```
 //! use burn::tensor::{Device, Int, Tensor};
@@ -30,8 +31,8 @@
 //! Ids reduced over more than once (a graph's receivers, a batch's graph ids) are best planned
 //! once: [`SegmentPlan::new`] checks them (a [`SegmentError`] instead of a panic later), groups
 //! them (CSR offsets and, for unsorted ids, a stable permutation) and keeps the result on the
-//! ids' device. Its methods ([`SegmentPlan::sum`], [`SegmentPlan::softmax`], ...) and the
-//! planned fused ops ([`spmm_planned`], [`sddmm_planned`], [`attention_softmax_planned`]) give
+//! ids' device. Its methods ([`SegmentPlan::sum`], [`SegmentPlan::softmax`], ..., and the fused
+//! [`Segments::spmm`], [`Segments::sddmm`], [`Segments::attention_softmax`] over plans) give
 //! the free functions' results (bit for bit on the CPU backends) without validating, sorting or
 //! looking anything up, and their backward passes reuse the same plan. A free function plans its
 //! ids on every call; nothing is cached behind the caller's back.
@@ -60,7 +61,7 @@
 //! | [`spmm`] (fused `Σ w · x[senders]` into receivers, per head) | `[N, D]` | 0 | `spmm` along reversed edges; `sddmm` for `w` |
 //! | [`sddmm`] (per-edge, per-head dot products) | `[E, H]` | — | `spmm` into each side |
 //! | [`attention_softmax`] (GAT's LeakyReLU logits from node scores, softmax per receiver) | `[E, H]` | — | one fused softmax + LeakyReLU backward, then segment sums into each side |
-//! | [`SegmentPlan`] methods, `*_planned` | as the free function | as the free function | as the free function, through the same plan |
+//! | [`SegmentPlan`] methods | as the free function | as the free function | as the free function, through the same plan |
 //! | [`elu`] (element-wise, GAT's activation; not a segment op) | `x`'s shape | — | `1` where `x > 0`, `alpha · e^x` elsewhere |
 //! | [`linear`] (a linear layer's `x · W + b`; not a segment op) | `[..., d_output]` | — | `grad · Wᵀ`, `xᵀ · grad`, `Σ grad` |
 //!
@@ -156,6 +157,7 @@ pub mod composite;
 pub mod cpu;
 #[cfg(feature = "cube")]
 mod cube;
+mod dense;
 mod fused;
 mod kind;
 mod linear;
@@ -181,14 +183,13 @@ pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
 #[cfg(feature = "cube")]
 #[doc(hidden)]
 pub use cube::wgpu_kernel_calls;
-pub use fused::{
-    attention_softmax, attention_softmax_planned, sddmm, sddmm_planned, spmm, spmm_planned,
-};
+pub use dense::DenseBackend;
+pub use fused::{attention_softmax, sddmm, spmm};
 pub use kind::SegmentKind;
 pub use linear::linear;
 pub use masked::Masked;
 pub use partition::*;
-pub use plan::{SegmentPlan, SegmentPlanPrimitive};
+pub use plan::{SegmentIndex, SegmentPlan, SegmentPlanPrimitive};
 pub use quantile::{QuantileInterpolation, segment_median, segment_quantile};
 pub use segment_statistics::SegmentStatistics;
 pub use segments::{SegmentIds, Segments};

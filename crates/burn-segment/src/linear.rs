@@ -3,7 +3,7 @@
 use burn::backend::Dispatch;
 use burn::tensor::Tensor;
 
-use crate::SegmentBackend;
+use crate::DenseBackend;
 
 /// A linear layer, `y = x · weight + bias`, as Burn's `nn::Linear` computes it (the weight is
 /// `[d_input, d_output]`, not transposed as in PyTorch).

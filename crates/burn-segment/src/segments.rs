@@ -5,6 +5,7 @@ use burn::backend::Dispatch;
 use burn::tensor::{Bool, Int, Tensor};
 
 use crate::kind::SegmentKind;
+use crate::plan::SegmentIndex;
 use crate::{SegmentBackend, SegmentExtreme, SegmentPlan, SegmentReduction};
 
 mod sealed {
@@ -26,20 +27,36 @@ pub trait Segments: sealed::Sealed {
     fn num_rows(&self) -> usize;
     /// The ids, `[E]`.
     fn segment_ids(&self) -> Tensor<1, Int>;
+    /// The ids as the backend ops take them.
+    #[doc(hidden)]
+    fn index(&self) -> SegmentIndex<Dispatch>;
     /// [`segment_reduce`](crate::segment_reduce): `[E, ...] -> [N, ...]`.
     fn reduce<const D: usize, K: SegmentKind>(
         &self,
         data: Tensor<D, K>,
         reduction: SegmentReduction,
-    ) -> Tensor<D, K>;
+    ) -> Tensor<D, K> {
+        self.check_rows(data.dims()[0]);
+        Tensor::from_dispatch(K::reduce(data.into_dispatch(), self.index(), reduction))
+    }
     /// Max or min with the arguments: `[E, ...] -> ([N, ...], [N, ...] Int)`.
     fn extreme<const D: usize, K: SegmentKind>(
         &self,
         data: Tensor<D, K>,
         which: SegmentExtreme,
-    ) -> (Tensor<D, K>, Tensor<D, Int>);
+    ) -> (Tensor<D, K>, Tensor<D, Int>) {
+        self.check_rows(data.dims()[0]);
+        let (v, a) = K::extreme(data.into_dispatch(), self.index(), which);
+        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
+    }
     /// [`segment_softmax`](crate::segment_softmax): `[E, ...] -> [E, ...]`.
-    fn softmax<const D: usize>(&self, logits: Tensor<D>) -> Tensor<D>;
+    fn softmax<const D: usize>(&self, logits: Tensor<D>) -> Tensor<D> {
+        self.check_rows(logits.dims()[0]);
+        Tensor::from_dispatch(Dispatch::segment_softmax(
+            logits.into_dispatch(),
+            self.index(),
+        ))
+    }
     /// [`segment_count`](crate::segment_count): rows per segment, `[N]` Int.
     fn count(&self) -> Tensor<1, Int>;
     /// [`spmm`](crate::spmm) of `x`'s rows, indexed by `senders`, into the segments of
@@ -71,7 +88,11 @@ pub trait Segments: sealed::Sealed {
         &self,
         data: Tensor<D>,
         mask: Tensor<M, Bool>,
-    ) -> Tensor<D>;
+    ) -> Tensor<D> {
+        self.check_rows(data.dims()[0]);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        Tensor::from_dispatch(Dispatch::segment_sum_masked(data, mask, self.index()))
+    }
 
     /// Max / min over the entries `mask` keeps with the first kept row attaining it (checked
     /// by [`Masked`](crate::Masked)).
@@ -81,7 +102,12 @@ pub trait Segments: sealed::Sealed {
         data: Tensor<D>,
         mask: Tensor<M, Bool>,
         which: SegmentExtreme,
-    ) -> (Tensor<D>, Tensor<D, Int>);
+    ) -> (Tensor<D>, Tensor<D, Int>) {
+        self.check_rows(data.dims()[0]);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        let (v, a) = Dispatch::segment_extreme_masked(data, mask, self.index(), which);
+        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
+    }
 
     /// The softmax over the entries `mask` keeps (checked by [`Masked`](crate::Masked)).
     #[doc(hidden)]
@@ -89,11 +115,18 @@ pub trait Segments: sealed::Sealed {
         &self,
         data: Tensor<D>,
         mask: Tensor<M, Bool>,
-    ) -> Tensor<D>;
+    ) -> Tensor<D> {
+        self.check_rows(data.dims()[0]);
+        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
+        Tensor::from_dispatch(Dispatch::segment_softmax_masked(data, mask, self.index()))
+    }
 
     /// The backend op of [`topk`](Self::topk): values (no gradient) and rows.
     #[doc(hidden)]
-    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>);
+    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
+        let (v, r) = Dispatch::segment_topk(data.into_dispatch(), self.index(), k, largest);
+        (Tensor::from_dispatch(v), Tensor::from_dispatch(r))
+    }
 
     /// How a message names the ids.
     #[doc(hidden)]
@@ -224,71 +257,11 @@ impl Segments for SegmentIds {
     fn segment_ids(&self) -> Tensor<1, Int> {
         self.ids.clone()
     }
-    fn reduce<const D: usize, K: SegmentKind>(
-        &self,
-        data: Tensor<D, K>,
-        r: SegmentReduction,
-    ) -> Tensor<D, K> {
-        self.check_rows(data.dims()[0]);
-        let ids = self.ids.clone().into_dispatch();
-        Tensor::from_dispatch(K::reduce(data.into_dispatch(), ids, self.num_segments, r))
-    }
-    fn extreme<const D: usize, K: SegmentKind>(
-        &self,
-        data: Tensor<D, K>,
-        which: SegmentExtreme,
-    ) -> (Tensor<D, K>, Tensor<D, Int>) {
-        self.check_rows(data.dims()[0]);
-        let ids = self.ids.clone().into_dispatch();
-        let (v, a) = K::extreme(data.into_dispatch(), ids, self.num_segments, which);
-        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
-    }
-    fn softmax<const D: usize>(&self, logits: Tensor<D>) -> Tensor<D> {
-        self.check_rows(logits.dims()[0]);
-        let ids = self.ids.clone().into_dispatch();
-        let out = Dispatch::segment_softmax(logits.into_dispatch(), ids, self.num_segments);
-        Tensor::from_dispatch(out)
-    }
-    fn sum_masked<const D: usize, const M: usize>(
-        &self,
-        data: Tensor<D>,
-        mask: Tensor<M, Bool>,
-    ) -> Tensor<D> {
-        self.check_rows(data.dims()[0]);
-        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
-        let out = Dispatch::segment_sum_masked(data.into_dispatch(), mask.into_dispatch(), ids, n);
-        Tensor::from_dispatch(out)
-    }
-    fn softmax_masked<const D: usize, const M: usize>(
-        &self,
-        data: Tensor<D>,
-        mask: Tensor<M, Bool>,
-    ) -> Tensor<D> {
-        self.check_rows(data.dims()[0]);
-        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
-        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
-        Tensor::from_dispatch(Dispatch::segment_softmax_masked(data, mask, ids, n))
-    }
-    fn extreme_masked<const D: usize, const M: usize>(
-        &self,
-        data: Tensor<D>,
-        mask: Tensor<M, Bool>,
-        which: SegmentExtreme,
-    ) -> (Tensor<D>, Tensor<D, Int>) {
-        self.check_rows(data.dims()[0]);
-        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
-        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
-        let (v, a) = Dispatch::segment_extreme_masked(data, mask, ids, n, which);
-        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
-    }
-    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
-        let (ids, n) = (self.ids.clone().into_dispatch(), self.num_segments);
-        let (v, r) = Dispatch::segment_topk(data.into_dispatch(), ids, n, k, largest);
-        (Tensor::from_dispatch(v), Tensor::from_dispatch(r))
+    fn index(&self) -> SegmentIndex<Dispatch> {
+        SegmentIndex::ids(self.ids.clone().into_dispatch(), self.num_segments)
     }
     fn count(&self) -> Tensor<1, Int> {
-        let ids = self.ids.clone().into_dispatch();
-        Tensor::from_dispatch(Dispatch::segment_count(ids, self.num_segments))
+        Tensor::from_dispatch(Dispatch::segment_count(self.index()))
     }
     fn spmm(x: Tensor<2>, s: &Self, r: &Self, weights: Option<Tensor<2>>) -> Tensor<2> {
         crate::spmm(x, s.ids.clone(), r.ids.clone(), weights, r.num_segments)
@@ -321,64 +294,8 @@ impl Segments for SegmentPlan {
     fn segment_ids(&self) -> Tensor<1, Int> {
         SegmentPlan::segment_ids(self).clone()
     }
-    fn reduce<const D: usize, K: SegmentKind>(
-        &self,
-        data: Tensor<D, K>,
-        r: SegmentReduction,
-    ) -> Tensor<D, K> {
-        self.check_rows(data.dims()[0]);
-        let out = K::reduce_planned(data.into_dispatch(), self.primitive(), r);
-        Tensor::from_dispatch(out)
-    }
-    fn extreme<const D: usize, K: SegmentKind>(
-        &self,
-        data: Tensor<D, K>,
-        which: SegmentExtreme,
-    ) -> (Tensor<D, K>, Tensor<D, Int>) {
-        self.check_rows(data.dims()[0]);
-        let (v, a) = K::extreme_planned(data.into_dispatch(), self.primitive(), which);
-        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
-    }
-    fn softmax<const D: usize>(&self, logits: Tensor<D>) -> Tensor<D> {
-        self.check_rows(logits.dims()[0]);
-        let out = Dispatch::segment_softmax_planned(logits.into_dispatch(), self.primitive());
-        Tensor::from_dispatch(out)
-    }
-    fn sum_masked<const D: usize, const M: usize>(
-        &self,
-        data: Tensor<D>,
-        mask: Tensor<M, Bool>,
-    ) -> Tensor<D> {
-        self.check_rows(data.dims()[0]);
-        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
-        let out = Dispatch::segment_sum_masked_planned(data, mask, self.primitive());
-        Tensor::from_dispatch(out)
-    }
-    fn softmax_masked<const D: usize, const M: usize>(
-        &self,
-        data: Tensor<D>,
-        mask: Tensor<M, Bool>,
-    ) -> Tensor<D> {
-        self.check_rows(data.dims()[0]);
-        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
-        let out = Dispatch::segment_softmax_masked_planned(data, mask, self.primitive());
-        Tensor::from_dispatch(out)
-    }
-    fn extreme_masked<const D: usize, const M: usize>(
-        &self,
-        data: Tensor<D>,
-        mask: Tensor<M, Bool>,
-        which: SegmentExtreme,
-    ) -> (Tensor<D>, Tensor<D, Int>) {
-        self.check_rows(data.dims()[0]);
-        let (data, mask) = (data.into_dispatch(), mask.into_dispatch());
-        let (v, a) = Dispatch::segment_extreme_masked_planned(data, mask, self.primitive(), which);
-        (Tensor::from_dispatch(v), Tensor::from_dispatch(a))
-    }
-    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
-        let out =
-            Dispatch::segment_topk_planned(data.into_dispatch(), self.primitive(), k, largest);
-        (Tensor::from_dispatch(out.0), Tensor::from_dispatch(out.1))
+    fn index(&self) -> SegmentIndex<Dispatch> {
+        SegmentPlan::index(self)
     }
     /// From the offsets: no pass over the ids.
     fn count(&self) -> Tensor<1, Int> {
@@ -387,10 +304,10 @@ impl Segments for SegmentPlan {
         offsets.clone().slice(1..n + 1) - offsets.clone().slice(0..n)
     }
     fn spmm(x: Tensor<2>, s: &Self, r: &Self, weights: Option<Tensor<2>>) -> Tensor<2> {
-        crate::spmm_planned(x, s, r, weights)
+        crate::fused::spmm_over(x, s.index(), r.index(), weights)
     }
     fn sddmm(a: Tensor<2>, b: Tensor<2>, ai: &Self, bi: &Self, heads: usize) -> Tensor<2> {
-        crate::sddmm_planned(a, b, ai, bi, heads)
+        crate::fused::sddmm_over(a, b, ai.index(), bi.index(), heads)
     }
     fn attention_softmax(
         src: Tensor<2>,
@@ -400,7 +317,8 @@ impl Segments for SegmentPlan {
         bias: Option<Tensor<2>>,
         slope: f64,
     ) -> Tensor<2> {
-        crate::attention_softmax_planned(src, dst, s, r, bias, slope)
+        let (s, r) = (s.index(), r.index());
+        crate::fused::attention_softmax_over(src, dst, s, r, bias, slope)
     }
 }
 

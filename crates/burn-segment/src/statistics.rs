@@ -147,10 +147,9 @@ pub(crate) fn count_nonzero<const D: usize, K: SegmentKind, S: Segments + ?Sized
     data: Tensor<D, K>,
 ) -> Tensor<D, Int> {
     g.check_rows(data.dims()[0]);
-    let (ids, n) = (g.segment_ids().into_dispatch(), g.num_segments());
     if data.dtype().is_float() {
         // One op (a kernel on wgpu; integer counts are the same through a plan or not).
-        let out = Dispatch::segment_count_nonzero(data.into_dispatch(), ids, n);
+        let out = Dispatch::segment_count_nonzero(data.into_dispatch(), g.index());
         return Tensor::from_dispatch(out);
     }
     let dims = data.dims();

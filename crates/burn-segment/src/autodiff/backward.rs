@@ -1,6 +1,5 @@
-//! The backward passes, each generic over how it reaches its ids ([`Grouping`]).
-
-use core::marker::PhantomData;
+//! The backward passes, each keeping the [`SegmentIndex`] of its forward call (a plan's
+//! backward reuses the plan).
 
 use burn::backend::{
     Scalar, TensorMetadata,
@@ -14,27 +13,28 @@ use burn::backend::{
 };
 use burn::tensor::{IntDType, Shape};
 
-use super::grouping::{Grouping, Ids};
-use crate::{SegmentBackend, SegmentReduction};
+use crate::{DenseBackend, SegmentBackend, SegmentIndex, SegmentReduction};
 
 /// `grad_out[ids]`: the gradient of a segment sum.
 #[derive(Debug)]
-pub(super) struct SumBackward<G>(pub(super) PhantomData<G>);
+pub(super) struct SumBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for SumBackward<G> {
-    type State = G;
+impl<B: SegmentBackend> Backward<B, 1> for SumBackward {
+    type State = SegmentIndex<B>;
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let ids = ops.state;
-        unary::<B, _>(ops.parents, ops.node, grads, |g| ids.gather(g));
+        unary::<B, _>(ops.parents, ops.node, grads, |g| {
+            B::segment_gather(g, ids.clone())
+        });
     }
 }
 
 /// `grad_out[ids] * prod_{j != i} x_j`, exact when the segment holds zeros (no division by 0).
 #[derive(Debug)]
-pub(super) struct ProdBackward<G>(pub(super) PhantomData<G>);
+pub(super) struct ProdBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ProdBackward<G> {
-    type State = (FloatTensor<B>, G);
+impl<B: SegmentBackend> Backward<B, 1> for ProdBackward {
+    type State = (FloatTensor<B>, SegmentIndex<B>);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (x, ids) = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |g| {
@@ -42,11 +42,11 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ProdBackward<G> {
             let fd = x.dtype().into();
             let is_zero = B::float_equal_elem(x.clone(), Scalar::Float(0.0), bd);
             let zeros = B::bool_into_float(is_zero.clone(), fd);
-            let zeros_per_segment = ids.reduce(zeros, SegmentReduction::Sum);
+            let zeros_per_segment = B::segment_reduce(zeros, ids.clone(), SegmentReduction::Sum);
             let nonzero = B::float_mask_fill(x.clone(), is_zero.clone(), Scalar::Float(1.0));
-            let prod_nonzero = ids.reduce(nonzero, SegmentReduction::Prod);
-            let z = ids.gather(zeros_per_segment);
-            let p = ids.gather(prod_nonzero);
+            let prod_nonzero = B::segment_reduce(nonzero, ids.clone(), SegmentReduction::Prod);
+            let z = B::segment_gather(zeros_per_segment, ids.clone());
+            let p = B::segment_gather(prod_nonzero, ids.clone());
             // x_i != 0: prod of the others is p / x_i if the segment has no zero, else 0.
             let others_nonzero = B::float_mask_fill(
                 B::float_div(p.clone(), x),
@@ -60,17 +60,17 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ProdBackward<G> {
                 Scalar::Float(0.0),
             );
             let others = B::float_mask_where(others_nonzero, is_zero, only_zero);
-            B::float_mul(ids.gather(g), others)
+            B::float_mul(B::segment_gather(g, ids.clone()), others)
         });
     }
 }
 
 /// The gradient flows to the single argmax/argmin row of each column; empty segments pass none.
 #[derive(Debug)]
-pub(super) struct ExtremeBackward<G>(pub(super) PhantomData<G>);
+pub(super) struct ExtremeBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ExtremeBackward<G> {
-    type State = (IntTensor<B>, G, Shape);
+impl<B: SegmentBackend> Backward<B, 1> for ExtremeBackward {
+    type State = (IntTensor<B>, SegmentIndex<B>, Shape);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (arg, ids, shape) = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |g| {
@@ -82,8 +82,8 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ExtremeBackward<G> {
             dims[0] = e;
             let rows = B::int_reshape(B::int_arange(0..e as i64, &device, idt), Shape::from(dims));
             let rows = B::int_expand(rows, shape.clone());
-            let winner = B::int_equal(ids.int_gather(arg), rows, bd);
-            let g = ids.gather(g);
+            let winner = B::int_equal(B::int_segment_gather(arg, ids.clone()), rows, bd);
+            let g = B::segment_gather(g, ids.clone());
             let zeros = B::float_zeros(shape, &device, g.dtype().into());
             B::float_mask_where(zeros, winner, g)
         });
@@ -93,16 +93,16 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for ExtremeBackward<G> {
 /// `y * (grad_out - segment_sum(grad_out * y)[ids])`.
 #[derive(Debug)]
 // ANCHOR: autodiff_softmax_backward
-pub(super) struct SoftmaxBackward<G>(pub(super) PhantomData<G>);
+pub(super) struct SoftmaxBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for SoftmaxBackward<G> {
-    type State = (FloatTensor<B>, G);
+impl<B: SegmentBackend> Backward<B, 1> for SoftmaxBackward {
+    type State = (FloatTensor<B>, SegmentIndex<B>);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (y, ids) = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |g| {
             let gy = B::float_mul(g, y.clone());
-            let s = ids.reduce(gy.clone(), SegmentReduction::Sum);
-            B::float_sub(gy, B::float_mul(y, ids.gather(s)))
+            let s = B::segment_reduce(gy.clone(), ids.clone(), SegmentReduction::Sum);
+            B::float_sub(gy, B::float_mul(y, B::segment_gather(s, ids.clone())))
         });
     }
 }
@@ -113,22 +113,28 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for SoftmaxBackward<G> {
 pub(super) struct GatherBackward;
 
 impl<B: SegmentBackend> Backward<B, 1> for GatherBackward {
-    type State = Ids<B>;
+    type State = SegmentIndex<B>;
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let ids = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |g| {
-            ids.reduce(g, SegmentReduction::Sum)
+            B::segment_reduce(g, ids.clone(), SegmentReduction::Sum)
         });
     }
 }
 
 /// `d x = spmm(grad, weights)` along the reversed edges and `d weights = sddmm(x, grad)`.
 #[derive(Debug)]
-pub(super) struct SpmmBackward<G>(pub(super) PhantomData<G>);
+pub(super) struct SpmmBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 2> for SpmmBackward<G> {
+impl<B: SegmentBackend> Backward<B, 2> for SpmmBackward {
     /// `x`, `weights`, senders, receivers, heads.
-    type State = (FloatTensor<B>, FloatTensor<B>, G, G, usize);
+    type State = (
+        FloatTensor<B>,
+        FloatTensor<B>,
+        SegmentIndex<B>,
+        SegmentIndex<B>,
+        usize,
+    );
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (x, w, senders, receivers, heads) = ops.state;
         let (s, r) = (senders.clone(), receivers.clone());
@@ -136,19 +142,24 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 2> for SpmmBackward<G> {
             ops.parents,
             ops.node,
             grads,
-            |g| G::spmm(g, w, r, s),
-            |g| G::sddmm(x, g, senders, receivers, heads),
+            |g| B::segment_spmm(g, w, r, s),
+            |g| B::segment_sddmm(x, g, senders, receivers, heads),
         );
     }
 }
 
 /// `d a = spmm(b, grad)` into `a`'s rows and `d b = spmm(a, grad)` into `b`'s rows.
 #[derive(Debug)]
-pub(super) struct SddmmBackward<G>(pub(super) PhantomData<G>);
+pub(super) struct SddmmBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 2> for SddmmBackward<G> {
+impl<B: SegmentBackend> Backward<B, 2> for SddmmBackward {
     /// `a`, `b`, their indices.
-    type State = (FloatTensor<B>, FloatTensor<B>, G, G);
+    type State = (
+        FloatTensor<B>,
+        FloatTensor<B>,
+        SegmentIndex<B>,
+        SegmentIndex<B>,
+    );
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (a, b, ai, bi) = ops.state;
         let (ai2, bi2) = (ai.clone(), bi.clone());
@@ -156,8 +167,8 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 2> for SddmmBackward<G> {
             ops.parents,
             ops.node,
             grads,
-            |g| G::spmm(b, g, bi, ai),
-            |g| G::spmm(a, g, ai2, bi2),
+            |g| B::segment_spmm(b, g, bi, ai),
+            |g| B::segment_spmm(a, g, ai2, bi2),
         );
     }
 }
@@ -166,26 +177,28 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 2> for SddmmBackward<G> {
 /// senders for `src` and the receivers for `dst`; `d` itself for a per-head bias, its sum over
 /// the heads for a shared `[E, 1]` bias.
 #[derive(Debug)]
-pub(super) struct AttentionBackward<G>(pub(super) PhantomData<G>);
+pub(super) struct AttentionBackward;
 
 /// What [`AttentionBackward`] keeps: the three float inputs, the output, the senders and
 /// receivers, and the slope.
-pub(super) type AttentionState<B, G> = ([FloatTensor<B>; 4], G, G, f64);
+pub(super) type AttentionState<B> = ([FloatTensor<B>; 4], SegmentIndex<B>, SegmentIndex<B>, f64);
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 3> for AttentionBackward<G> {
-    type State = AttentionState<B, G>;
+impl<B: SegmentBackend> Backward<B, 3> for AttentionBackward {
+    type State = AttentionState<B>;
     fn backward(self, ops: Ops<Self::State, 3>, grads: &mut Gradients, _: &mut Checkpointer) {
         let ([src, dst, bias, alpha], senders, receivers, slope) = ops.state;
         let grad = grads.consume::<B>(&ops.node);
         let [src_node, dst_node, bias_node] = ops.parents;
         let bias_width = bias.shape()[1];
-        let tensors = [src, dst, bias, alpha, grad];
-        let d = G::attention_backward(tensors, senders.clone(), receivers.clone(), slope);
+        let (s, r) = (senders.clone(), receivers.clone());
+        let d = B::segment_attention_backward(src, dst, bias, s, r, alpha, grad, slope);
         if let Some(node) = src_node {
-            grads.register::<B>(node.id, senders.reduce(d.clone(), SegmentReduction::Sum));
+            let sum = B::segment_reduce(d.clone(), senders, SegmentReduction::Sum);
+            grads.register::<B>(node.id, sum);
         }
         if let Some(node) = dst_node {
-            grads.register::<B>(node.id, receivers.reduce(d.clone(), SegmentReduction::Sum));
+            let sum = B::segment_reduce(d.clone(), receivers, SegmentReduction::Sum);
+            grads.register::<B>(node.id, sum);
         }
         if let Some(node) = bias_node {
             let heads = d.shape()[1];
@@ -204,7 +217,7 @@ impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 3> for AttentionBackward<G> 
 #[derive(Debug)]
 pub(super) struct EluBackward;
 
-impl<B: SegmentBackend> Backward<B, 1> for EluBackward {
+impl<B: DenseBackend> Backward<B, 1> for EluBackward {
     /// The input `x` and `alpha`.
     type State = (FloatTensor<B>, f64);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
@@ -220,7 +233,7 @@ impl<B: SegmentBackend> Backward<B, 1> for EluBackward {
 #[derive(Debug)]
 pub(super) struct LinearBackward;
 
-impl<B: SegmentBackend> Backward<B, 2> for LinearBackward {
+impl<B: DenseBackend> Backward<B, 2> for LinearBackward {
     /// `x` (for the weight's gradient) and `weight` (for `x`'s), each kept only when the other
     /// is tracked.
     type State = (Option<FloatTensor<B>>, Option<FloatTensor<B>>);

@@ -1,8 +1,6 @@
 //! The masked sum and softmax on `Autodiff`: the inner backend's kernels forward, and
 //! backwards that give every left-out entry exactly zero gradient.
 
-use core::marker::PhantomData;
-
 use burn::backend::{
     autodiff::{
         Autodiff,
@@ -13,71 +11,70 @@ use burn::backend::{
     tensor::{BoolTensor, FloatTensor},
 };
 
-use super::grouping::Grouping;
-use crate::{SegmentBackend, SegmentReduction, composite};
+use crate::{SegmentBackend, SegmentIndex, SegmentReduction, composite};
 
 /// A tracked masked sum over `g`'s ids.
-pub(super) fn sum_masked<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+pub(super) fn sum_masked<B: SegmentBackend, C: CheckpointStrategy>(
     data: FloatTensor<Autodiff<B, C>>,
     mask: BoolTensor<B>,
-    g: G,
+    g: SegmentIndex<B>,
 ) -> FloatTensor<Autodiff<B, C>> {
     let (data, node) = data.into_parts();
-    let backward = MaskedSumBackward::<G>(PhantomData);
+    let backward = MaskedSumBackward;
     match backward.prepare::<C>([node]).compute_bound().stateful() {
         OpsKind::Tracked(prep) => {
-            let out = g.sum_masked(data, mask.clone());
+            let out = B::segment_sum_masked(data, mask.clone(), g.clone());
             prep.finish((g, mask), out)
         }
-        OpsKind::UnTracked(prep) => prep.finish(g.sum_masked(data, mask)),
+        OpsKind::UnTracked(prep) => prep.finish(B::segment_sum_masked(data, mask, g)),
     }
 }
 
 /// `where(mask, grad_out[ids], 0)`: a segment sum's gradient on the kept entries only.
 #[derive(Debug)]
-struct MaskedSumBackward<G>(PhantomData<G>);
+struct MaskedSumBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for MaskedSumBackward<G> {
-    type State = (G, BoolTensor<B>);
+impl<B: SegmentBackend> Backward<B, 1> for MaskedSumBackward {
+    type State = (SegmentIndex<B>, BoolTensor<B>);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (ids, mask) = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |g| {
-            composite::zero_masked_out::<B>(ids.gather(g), mask)
+            composite::zero_masked_out::<B>(B::segment_gather(g, ids), mask)
         });
     }
 }
 
 /// A tracked masked softmax over `g`'s ids.
-pub(super) fn softmax_masked<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+pub(super) fn softmax_masked<B: SegmentBackend, C: CheckpointStrategy>(
     data: FloatTensor<Autodiff<B, C>>,
     mask: BoolTensor<B>,
-    g: G,
+    g: SegmentIndex<B>,
 ) -> FloatTensor<Autodiff<B, C>> {
     let (data, node) = data.into_parts();
-    let backward = MaskedSoftmaxBackward::<G>(PhantomData);
+    let backward = MaskedSoftmaxBackward;
     match backward.prepare::<C>([node]).compute_bound().stateful() {
         OpsKind::Tracked(prep) => {
-            let y = g.softmax_masked(data, mask.clone());
+            let y = B::segment_softmax_masked(data, mask.clone(), g.clone());
             prep.finish((y.clone(), g, mask), y)
         }
-        OpsKind::UnTracked(prep) => prep.finish(g.softmax_masked(data, mask)),
+        OpsKind::UnTracked(prep) => prep.finish(B::segment_softmax_masked(data, mask, g)),
     }
 }
 
 /// The softmax backward `y ⊙ (g − Σ y ⊙ g)` with the gradient of every left-out entry (where
 /// `y` is 0) set to 0 first, so that not even an infinite upstream gradient leaks there.
 #[derive(Debug)]
-struct MaskedSoftmaxBackward<G>(PhantomData<G>);
+struct MaskedSoftmaxBackward;
 
-impl<B: SegmentBackend, G: Grouping<B>> Backward<B, 1> for MaskedSoftmaxBackward<G> {
-    type State = (FloatTensor<B>, G, BoolTensor<B>);
+impl<B: SegmentBackend> Backward<B, 1> for MaskedSoftmaxBackward {
+    type State = (FloatTensor<B>, SegmentIndex<B>, BoolTensor<B>);
     fn backward(self, ops: Ops<Self::State, 1>, grads: &mut Gradients, _: &mut Checkpointer) {
         let (y, ids, mask) = ops.state;
         unary::<B, _>(ops.parents, ops.node, grads, |g| {
             let g = composite::zero_masked_out::<B>(g, mask);
             let gy = B::float_mul(g, y.clone());
-            let s = ids.reduce(gy.clone(), SegmentReduction::Sum);
-            B::float_sub(gy, B::float_mul(y, ids.gather(s)))
+            let s = B::segment_reduce(gy.clone(), ids.clone(), SegmentReduction::Sum);
+            B::float_sub(gy, B::float_mul(y, B::segment_gather(s, ids)))
         });
     }
 }

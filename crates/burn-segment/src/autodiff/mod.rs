@@ -1,15 +1,12 @@
 //! Hand-written backward passes of the segment ops on `Autodiff`.
 //!
-//! Every backward keeps what it needs (ids or plan, inputs or outputs) in its state, so it is
-//! also correct under gradient checkpointing (nothing is recomputed). A planned op's backward
-//! reuses the forward call's plan. Integer ops carry no gradient and forward to the inner
+//! Every backward keeps what it needs (the [`SegmentIndex`], inputs or outputs) in its state, so
+//! it is also correct under gradient checkpointing (nothing is recomputed). A planned op's
+//! backward reuses the forward call's plan. Integer ops carry no gradient and forward to the inner
 //! backend.
 
 mod backward;
-mod grouping;
 mod masked;
-
-use core::marker::PhantomData;
 
 use burn::backend::{
     AutodiffBackend, TensorMetadata,
@@ -21,81 +18,67 @@ use burn::backend::{
     tensor::{BoolTensor, FloatTensor, IntTensor},
 };
 
-use crate::plan::SegmentPlanPrimitive;
-use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
+use crate::{DenseBackend, SegmentBackend, SegmentExtreme, SegmentIndex, SegmentReduction};
 use backward::*;
-use grouping::{Grouping, Ids};
 
-/// The inner backend's form of a plan given to `Autodiff` (the same int tensors).
+/// The inner backend's form of an index given to `Autodiff` (the same int tensors).
 fn inner<B: SegmentBackend, C: CheckpointStrategy>(
-    p: SegmentPlanPrimitive<Autodiff<B, C>>,
-) -> SegmentPlanPrimitive<B> {
-    SegmentPlanPrimitive {
-        segment_ids: p.segment_ids,
-        offsets: p.offsets,
-        order: p.order,
-        num_segments: p.num_segments,
-        sorted: p.sorted,
-    }
-}
-
-/// The unplanned ids of an op given `segment_ids` and `n` segments.
-fn ids<B: SegmentBackend>(ids: IntTensor<B>, n: usize) -> Ids<B> {
-    Ids { ids, n }
+    index: SegmentIndex<Autodiff<B, C>>,
+) -> SegmentIndex<B> {
+    index.map::<B>()
 }
 
 /// A tracked reduction over `g`'s ids.
-fn reduce<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+fn reduce<B: SegmentBackend, C: CheckpointStrategy>(
     data: FloatTensor<Autodiff<B, C>>,
-    g: G,
+    g: SegmentIndex<B>,
     reduction: SegmentReduction,
 ) -> FloatTensor<Autodiff<B, C>> {
     match reduction {
-        SegmentReduction::Max => return extreme_values::<B, C, G>(data, g, SegmentExtreme::Max),
-        SegmentReduction::Min => return extreme_values::<B, C, G>(data, g, SegmentExtreme::Min),
+        SegmentReduction::Max => return extreme_values::<B, C>(data, g, SegmentExtreme::Max),
+        SegmentReduction::Min => return extreme_values::<B, C>(data, g, SegmentExtreme::Min),
         _ => {}
     }
     let (data, node) = data.into_parts();
     match reduction {
         SegmentReduction::Sum => {
-            let backward = SumBackward::<G>(PhantomData);
-            match backward.prepare::<C>([node]).compute_bound().stateful() {
+            match SumBackward.prepare::<C>([node]).compute_bound().stateful() {
                 OpsKind::Tracked(prep) => {
-                    let out = g.reduce(data, reduction);
+                    let out = B::segment_reduce(data, g.clone(), reduction);
                     prep.finish(g, out)
                 }
-                OpsKind::UnTracked(prep) => prep.finish(g.reduce(data, reduction)),
+                OpsKind::UnTracked(prep) => prep.finish(B::segment_reduce(data, g, reduction)),
             }
         }
-        _ => {
-            let backward = ProdBackward::<G>(PhantomData);
-            match backward.prepare::<C>([node]).compute_bound().stateful() {
-                OpsKind::Tracked(prep) => {
-                    let out = g.reduce(data.clone(), reduction);
-                    prep.finish((data, g), out)
-                }
-                OpsKind::UnTracked(prep) => prep.finish(g.reduce(data, reduction)),
+        _ => match ProdBackward.prepare::<C>([node]).compute_bound().stateful() {
+            OpsKind::Tracked(prep) => {
+                let out = B::segment_reduce(data.clone(), g.clone(), reduction);
+                prep.finish((data, g), out)
             }
-        }
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_reduce(data, g, reduction)),
+        },
     }
 }
 
 /// A tracked max / min with arguments over `g`'s ids (over the entries `mask` keeps, if any):
 /// the gradient goes to the argument rows.
-fn extreme<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+fn extreme<B: SegmentBackend, C: CheckpointStrategy>(
     data: FloatTensor<Autodiff<B, C>>,
     mask: Option<BoolTensor<B>>,
-    g: G,
+    g: SegmentIndex<B>,
     which: SegmentExtreme,
 ) -> (FloatTensor<Autodiff<B, C>>, IntTensor<B>) {
     let (data, node) = data.into_parts();
     let shape = data.shape();
-    let run = |g: &G, data| match mask {
-        Some(mask) => g.extreme_masked(data, mask, which),
-        None => g.extreme(data, which),
+    let run = |g: &SegmentIndex<B>, data| match mask {
+        Some(mask) => B::segment_extreme_masked(data, mask, g.clone(), which),
+        None => B::segment_extreme(data, g.clone(), which),
     };
-    let backward = ExtremeBackward::<G>(PhantomData);
-    match backward.prepare::<C>([node]).compute_bound().stateful() {
+    match ExtremeBackward
+        .prepare::<C>([node])
+        .compute_bound()
+        .stateful()
+    {
         OpsKind::Tracked(prep) => {
             let (out, arg) = run(&g, data);
             (prep.finish((arg.clone(), g, shape), out), arg)
@@ -109,120 +92,124 @@ fn extreme<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
 
 /// A tracked max or min, values only: the arguments are computed when backward needs them, and
 /// an untracked call (inference) runs the values-only kernel.
-fn extreme_values<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+fn extreme_values<B: SegmentBackend, C: CheckpointStrategy>(
     data: FloatTensor<Autodiff<B, C>>,
-    g: G,
+    g: SegmentIndex<B>,
     which: SegmentExtreme,
 ) -> FloatTensor<Autodiff<B, C>> {
     let (data, node) = data.into_parts();
     let shape = data.shape();
-    let backward = ExtremeBackward::<G>(PhantomData);
-    match backward.prepare::<C>([node]).compute_bound().stateful() {
+    match ExtremeBackward
+        .prepare::<C>([node])
+        .compute_bound()
+        .stateful()
+    {
         OpsKind::Tracked(prep) => {
-            let (out, arg) = g.extreme(data, which);
+            let (out, arg) = B::segment_extreme(data, g.clone(), which);
             prep.finish((arg, g, shape), out)
         }
-        OpsKind::UnTracked(prep) => prep.finish(g.reduce(data, which.reduction())),
+        OpsKind::UnTracked(prep) => prep.finish(B::segment_reduce(data, g, which.reduction())),
     }
 }
 
 // ANCHOR: autodiff_softmax
 /// A tracked softmax over `g`'s ids.
-fn softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+fn softmax<B: SegmentBackend, C: CheckpointStrategy>(
     data: FloatTensor<Autodiff<B, C>>,
-    g: G,
+    g: SegmentIndex<B>,
 ) -> FloatTensor<Autodiff<B, C>> {
     let (data, node) = data.into_parts();
-    let backward = SoftmaxBackward::<G>(PhantomData);
-    match backward.prepare::<C>([node]).compute_bound().stateful() {
+    match SoftmaxBackward
+        .prepare::<C>([node])
+        .compute_bound()
+        .stateful()
+    {
         OpsKind::Tracked(prep) => {
-            let y = g.softmax(data);
+            let y = B::segment_softmax(data, g.clone());
             prep.finish((y.clone(), g), y)
         }
-        OpsKind::UnTracked(prep) => prep.finish(g.softmax(data)),
+        OpsKind::UnTracked(prep) => prep.finish(B::segment_softmax(data, g)),
     }
 }
 // ANCHOR_END: autodiff_softmax
 
 /// A tracked `spmm` of `x`'s rows (indexed by `senders`) into the receivers' segments.
-fn spmm<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+fn spmm<B: SegmentBackend, C: CheckpointStrategy>(
     x: FloatTensor<Autodiff<B, C>>,
     weights: FloatTensor<Autodiff<B, C>>,
-    senders: G,
-    receivers: G,
+    senders: SegmentIndex<B>,
+    receivers: SegmentIndex<B>,
 ) -> FloatTensor<Autodiff<B, C>> {
     let (x, xn) = x.into_parts();
     let (w, wn) = weights.into_parts();
-    let backward = SpmmBackward::<G>(PhantomData);
-    match backward.prepare::<C>([xn, wn]).compute_bound().stateful() {
+    match SpmmBackward
+        .prepare::<C>([xn, wn])
+        .compute_bound()
+        .stateful()
+    {
         OpsKind::Tracked(prep) => {
             let heads = w.shape()[1];
-            let out = G::spmm(x.clone(), w.clone(), senders.clone(), receivers.clone());
+            let (s, r) = (senders.clone(), receivers.clone());
+            let out = B::segment_spmm(x.clone(), w.clone(), s, r);
             prep.finish((x, w, senders, receivers, heads), out)
         }
-        OpsKind::UnTracked(prep) => prep.finish(G::spmm(x, w, senders, receivers)),
+        OpsKind::UnTracked(prep) => prep.finish(B::segment_spmm(x, w, senders, receivers)),
     }
 }
 
 /// A tracked `sddmm` of `a`'s and `b`'s rows.
-fn sddmm<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+fn sddmm<B: SegmentBackend, C: CheckpointStrategy>(
     a: FloatTensor<Autodiff<B, C>>,
     b: FloatTensor<Autodiff<B, C>>,
-    a_index: G,
-    b_index: G,
+    a_index: SegmentIndex<B>,
+    b_index: SegmentIndex<B>,
     heads: usize,
 ) -> FloatTensor<Autodiff<B, C>> {
     let (a, an) = a.into_parts();
     let (b, bn) = b.into_parts();
-    let backward = SddmmBackward::<G>(PhantomData);
-    match backward.prepare::<C>([an, bn]).compute_bound().stateful() {
+    match SddmmBackward
+        .prepare::<C>([an, bn])
+        .compute_bound()
+        .stateful()
+    {
         OpsKind::Tracked(prep) => {
-            let out = G::sddmm(
-                a.clone(),
-                b.clone(),
-                a_index.clone(),
-                b_index.clone(),
-                heads,
-            );
+            let (ai, bi) = (a_index.clone(), b_index.clone());
+            let out = B::segment_sddmm(a.clone(), b.clone(), ai, bi, heads);
             prep.finish((a, b, a_index, b_index), out)
         }
-        OpsKind::UnTracked(prep) => prep.finish(G::sddmm(a, b, a_index, b_index, heads)),
+        OpsKind::UnTracked(prep) => prep.finish(B::segment_sddmm(a, b, a_index, b_index, heads)),
     }
 }
 
 /// A tracked attention softmax.
-fn attention_softmax<B: SegmentBackend, C: CheckpointStrategy, G: Grouping<B>>(
+fn attention_softmax<B: SegmentBackend, C: CheckpointStrategy>(
     [src, dst, bias]: [FloatTensor<Autodiff<B, C>>; 3],
-    senders: G,
-    receivers: G,
+    senders: SegmentIndex<B>,
+    receivers: SegmentIndex<B>,
     slope: f64,
 ) -> FloatTensor<Autodiff<B, C>> {
     let (src, sn) = src.into_parts();
     let (dst, dn) = dst.into_parts();
     let (bias, bn) = bias.into_parts();
-    let backward = AttentionBackward::<G>(PhantomData);
-    match backward
+    match AttentionBackward
         .prepare::<C>([sn, dn, bn])
         .compute_bound()
         .stateful()
     {
         OpsKind::Tracked(prep) => {
-            let inputs = (src.clone(), dst.clone(), bias.clone());
-            let alpha = G::attention_softmax(inputs, senders.clone(), receivers.clone(), slope);
+            let (s, r) = (senders.clone(), receivers.clone());
+            let alpha =
+                B::segment_attention_softmax(src.clone(), dst.clone(), bias.clone(), s, r, slope);
             let state = ([src, dst, bias, alpha.clone()], senders, receivers, slope);
             prep.finish(state, alpha)
         }
-        OpsKind::UnTracked(prep) => prep.finish(G::attention_softmax(
-            (src, dst, bias),
-            senders,
-            receivers,
-            slope,
+        OpsKind::UnTracked(prep) => prep.finish(B::segment_attention_softmax(
+            src, dst, bias, senders, receivers, slope,
         )),
     }
 }
 
-/// `segment_attention_backward`, `float_elu_backward` and `float_linear_weight_backward` keep
-/// their composite defaults here: the backward passes above call the inner backend's kernels,
+/// `segment_attention_backward` keeps its composite default here: the backward passes above call the inner backend's kernels,
 /// and the composites (built from differentiable primitives) serve a caller that
 /// differentiates a gradient.
 impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C> {
@@ -230,69 +217,35 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         src: FloatTensor<Self>,
         dst: FloatTensor<Self>,
         bias: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
-        negative_slope: f64,
-    ) -> FloatTensor<Self> {
-        let (n_src, n_dst) = (src.shape()[0], dst.shape()[0]);
-        let (s, r) = (ids(senders, n_src), ids(receivers, n_dst));
-        attention_softmax::<B, C, _>([src, dst, bias], s, r, negative_slope)
-    }
-
-    fn segment_attention_softmax_planned(
-        src: FloatTensor<Self>,
-        dst: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-        senders: SegmentPlanPrimitive<Self>,
-        receivers: SegmentPlanPrimitive<Self>,
+        senders: SegmentIndex<Self>,
+        receivers: SegmentIndex<Self>,
         negative_slope: f64,
     ) -> FloatTensor<Self> {
         let (s, r) = (inner(senders), inner(receivers));
-        attention_softmax::<B, C, _>([src, dst, bias], s, r, negative_slope)
+        attention_softmax::<B, C>([src, dst, bias], s, r, negative_slope)
     }
 
     fn segment_spmm(
         x: FloatTensor<Self>,
         weights: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
-        num_segments: usize,
+        senders: SegmentIndex<Self>,
+        receivers: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
-        let rows = x.shape()[0];
-        spmm::<B, C, _>(x, weights, ids(senders, rows), ids(receivers, num_segments))
-    }
-
-    fn segment_spmm_planned(
-        x: FloatTensor<Self>,
-        weights: FloatTensor<Self>,
-        senders: SegmentPlanPrimitive<Self>,
-        receivers: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        spmm::<B, C, _>(x, weights, inner(senders), inner(receivers))
+        spmm::<B, C>(x, weights, inner(senders), inner(receivers))
     }
 
     fn segment_sddmm(
         a: FloatTensor<Self>,
         b: FloatTensor<Self>,
-        a_index: IntTensor<Self>,
-        b_index: IntTensor<Self>,
+        a_index: SegmentIndex<Self>,
+        b_index: SegmentIndex<Self>,
         heads: usize,
     ) -> FloatTensor<Self> {
-        let (na, nb) = (a.shape()[0], b.shape()[0]);
-        sddmm::<B, C, _>(a, b, ids(a_index, na), ids(b_index, nb), heads)
+        sddmm::<B, C>(a, b, inner(a_index), inner(b_index), heads)
     }
 
-    fn segment_sddmm_planned(
-        a: FloatTensor<Self>,
-        b: FloatTensor<Self>,
-        a_index: SegmentPlanPrimitive<Self>,
-        b_index: SegmentPlanPrimitive<Self>,
-        heads: usize,
-    ) -> FloatTensor<Self> {
-        sddmm::<B, C, _>(a, b, inner(a_index), inner(b_index), heads)
-    }
-
-    fn segment_gather(data: FloatTensor<Self>, segment_ids: IntTensor<Self>) -> FloatTensor<Self> {
+    fn segment_gather(data: FloatTensor<Self>, index: SegmentIndex<Self>) -> FloatTensor<Self> {
+        let index = inner(index);
         let (data, node) = data.into_parts();
         match GatherBackward
             .prepare::<C>([node])
@@ -300,194 +253,108 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
             .stateful()
         {
             OpsKind::Tracked(prep) => {
-                let n = data.shape()[0];
-                prep.finish(
-                    ids(segment_ids.clone(), n),
-                    B::segment_gather(data, segment_ids),
-                )
+                let out = B::segment_gather(data, index.clone());
+                prep.finish(index, out)
             }
-            OpsKind::UnTracked(prep) => prep.finish(B::segment_gather(data, segment_ids)),
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_gather(data, index)),
         }
     }
 
-    fn int_segment_gather(data: IntTensor<Self>, segment_ids: IntTensor<Self>) -> IntTensor<Self> {
-        B::int_segment_gather(data, segment_ids)
+    fn int_segment_gather(data: IntTensor<Self>, index: SegmentIndex<Self>) -> IntTensor<Self> {
+        B::int_segment_gather(data, inner(index))
     }
 
     fn segment_reduce(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
         reduction: SegmentReduction,
     ) -> FloatTensor<Self> {
-        reduce::<B, C, _>(data, ids(segment_ids, num_segments), reduction)
+        reduce::<B, C>(data, inner(index), reduction)
     }
 
     fn segment_sum_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
-        masked::sum_masked::<B, C, _>(data, mask, ids(segment_ids, num_segments))
-    }
-
-    fn segment_sum_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        masked::sum_masked::<B, C, _>(data, mask, inner(plan))
+        masked::sum_masked::<B, C>(data, mask, inner(index))
     }
 
     fn segment_extreme_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
         which: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        extreme::<B, C, _>(data, Some(mask), ids(segment_ids, num_segments), which)
-    }
-
-    fn segment_extreme_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-        which: SegmentExtreme,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        extreme::<B, C, _>(data, Some(mask), inner(plan), which)
+        extreme::<B, C>(data, Some(mask), inner(index), which)
     }
 
     fn segment_softmax_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
-        masked::softmax_masked::<B, C, _>(data, mask, ids(segment_ids, num_segments))
-    }
-
-    fn segment_softmax_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        masked::softmax_masked::<B, C, _>(data, mask, inner(plan))
-    }
-
-    fn segment_reduce_planned(
-        data: FloatTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-        reduction: SegmentReduction,
-    ) -> FloatTensor<Self> {
-        reduce::<B, C, _>(data, inner(plan), reduction)
+        masked::softmax_masked::<B, C>(data, mask, inner(index))
     }
 
     fn segment_extreme(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
         which: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        extreme::<B, C, _>(data, None, ids(segment_ids, num_segments), which)
+        extreme::<B, C>(data, None, inner(index), which)
     }
 
-    fn segment_extreme_planned(
-        data: FloatTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-        which: SegmentExtreme,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        extreme::<B, C, _>(data, None, inner(plan), which)
-    }
-
-    fn segment_softmax(
-        data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
-    ) -> FloatTensor<Self> {
-        softmax::<B, C, _>(data, ids(segment_ids, num_segments))
-    }
-
-    fn segment_softmax_planned(
-        data: FloatTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        softmax::<B, C, _>(data, inner(plan))
+    fn segment_softmax(data: FloatTensor<Self>, index: SegmentIndex<Self>) -> FloatTensor<Self> {
+        softmax::<B, C>(data, inner(index))
     }
 
     fn int_segment_reduce(
         data: IntTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
         reduction: SegmentReduction,
     ) -> IntTensor<Self> {
-        B::int_segment_reduce(data, segment_ids, num_segments, reduction)
-    }
-
-    fn int_segment_reduce_planned(
-        data: IntTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-        reduction: SegmentReduction,
-    ) -> IntTensor<Self> {
-        B::int_segment_reduce_planned(data, inner(plan), reduction)
+        B::int_segment_reduce(data, inner(index), reduction)
     }
 
     fn int_segment_extreme(
         data: IntTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
         extreme: SegmentExtreme,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
-        B::int_segment_extreme(data, segment_ids, num_segments, extreme)
+        B::int_segment_extreme(data, inner(index), extreme)
     }
 
-    fn int_segment_extreme_planned(
-        data: IntTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-        extreme: SegmentExtreme,
-    ) -> (IntTensor<Self>, IntTensor<Self>) {
-        B::int_segment_extreme_planned(data, inner(plan), extreme)
-    }
-
-    fn segment_count(segment_ids: IntTensor<Self>, num_segments: usize) -> IntTensor<Self> {
-        B::segment_count(segment_ids, num_segments)
+    fn segment_count(index: SegmentIndex<Self>) -> IntTensor<Self> {
+        B::segment_count(inner(index))
     }
 
     // Counts carry no gradient.
     fn segment_count_nonzero(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
     ) -> IntTensor<Self> {
-        B::segment_count_nonzero(data.into_primitive(), segment_ids, num_segments)
+        B::segment_count_nonzero(data.into_primitive(), inner(index))
     }
 
     // Top-k's values carry no gradient (`SegmentStatistics::topk` gathers tracked data at the rows):
     // the inner backend's op runs on the untracked data.
     fn segment_topk(
         data: FloatTensor<Self>,
-        segment_ids: IntTensor<Self>,
-        num_segments: usize,
+        index: SegmentIndex<Self>,
         k: usize,
         largest: bool,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
         let data = data.into_primitive();
-        let (values, rows) = B::segment_topk(data, segment_ids, num_segments, k, largest);
+        let (values, rows) = B::segment_topk(data, inner(index), k, largest);
         (Self::from_inner(values), rows)
     }
+}
 
-    fn segment_topk_planned(
-        data: FloatTensor<Self>,
-        plan: SegmentPlanPrimitive<Self>,
-        k: usize,
-        largest: bool,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        let (values, rows) =
-            B::segment_topk_planned(data.into_primitive(), inner(plan), k, largest);
-        (Self::from_inner(values), rows)
-    }
-
+/// ELU and the linear product with their backward passes (`float_elu_backward` and
+/// `float_linear_weight_backward` keep their composite defaults, for a caller that
+/// differentiates a gradient).
+impl<B: DenseBackend, C: CheckpointStrategy> DenseBackend for Autodiff<B, C> {
     fn float_elu(x: FloatTensor<Self>, alpha: f64) -> FloatTensor<Self> {
         let (x, node) = x.into_parts();
         match EluBackward.prepare::<C>([node]).compute_bound().stateful() {

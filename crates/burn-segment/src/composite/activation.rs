@@ -4,7 +4,7 @@ use burn::backend::{Backend, Scalar, TensorMetadata, tensor::FloatTensor};
 
 use super::bool_dtype;
 
-/// Composite default of [`SegmentBackend::float_elu`](crate::SegmentBackend::float_elu):
+/// Composite default of [`DenseBackend::float_elu`](crate::DenseBackend::float_elu):
 /// Burn's own `elu`, `alpha · (e^x − 1)` where `x ≤ 0` (NaN stays NaN).
 pub fn elu<B: Backend>(x: FloatTensor<B>, alpha: f64) -> FloatTensor<B> {
     let bd = bool_dtype::<B>(&x.device());
@@ -15,7 +15,7 @@ pub fn elu<B: Backend>(x: FloatTensor<B>, alpha: f64) -> FloatTensor<B> {
 }
 
 /// Composite default of
-/// [`SegmentBackend::float_elu_backward`](crate::SegmentBackend::float_elu_backward): `grad`
+/// [`DenseBackend::float_elu_backward`](crate::DenseBackend::float_elu_backward): `grad`
 /// where `x > 0`, `grad · alpha · e^x` elsewhere.
 pub fn elu_backward<B: Backend>(
     x: FloatTensor<B>,

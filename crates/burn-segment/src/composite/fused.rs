@@ -7,9 +7,9 @@ use burn::backend::{
 };
 use burn::tensor::Shape;
 
-use crate::SegmentReduction;
+use crate::{SegmentIndex, SegmentReduction};
 
-use super::bool_dtype;
+use super::{bool_dtype, gather_rows};
 
 /// `[E, D]` -> `[E, heads, D / heads]`.
 fn by_heads<B: Backend>(t: FloatTensor<B>, heads: usize) -> FloatTensor<B> {
@@ -29,13 +29,17 @@ pub fn spmm<B: crate::SegmentBackend>(
 ) -> FloatTensor<B> {
     let d = x.shape()[1];
     let (e, heads) = (weights.shape()[0], weights.shape()[1]);
-    let rows = by_heads::<B>(B::segment_gather(x, senders), heads);
+    let rows = by_heads::<B>(gather_rows::<B>(x, senders), heads);
     let w = B::float_expand(
         B::float_reshape(weights, Shape::new([e, heads, 1])),
         Shape::new([e, heads, d / heads]),
     );
     let messages = B::float_reshape(B::float_mul(rows, w), Shape::new([e, d]));
-    B::segment_reduce(messages, receivers, n, SegmentReduction::Sum)
+    B::segment_reduce(
+        messages,
+        SegmentIndex::ids(receivers, n),
+        SegmentReduction::Sum,
+    )
 }
 
 /// Composite default of [`SegmentBackend::segment_sddmm`](crate::SegmentBackend::segment_sddmm):
@@ -48,7 +52,7 @@ pub fn sddmm<B: crate::SegmentBackend>(
     heads: usize,
 ) -> FloatTensor<B> {
     let e = a_index.shape()[0];
-    let products = B::float_mul(B::segment_gather(a, a_index), B::segment_gather(b, b_index));
+    let products = B::float_mul(gather_rows::<B>(a, a_index), gather_rows::<B>(b, b_index));
     let summed = B::float_sum_dim(by_heads::<B>(products, heads), 2);
     B::float_reshape(summed, Shape::new([e, heads]))
 }
@@ -67,8 +71,8 @@ fn attention_raw<B: crate::SegmentBackend>(
     let bias = B::float_expand(bias, Shape::new([e, h]));
     let masked = B::float_equal_elem(bias.clone(), Scalar::Float(f64::NEG_INFINITY), bd);
     let nodes = B::float_add(
-        B::segment_gather(src, senders),
-        B::segment_gather(dst, receivers),
+        gather_rows::<B>(src, senders),
+        gather_rows::<B>(dst, receivers),
     );
     (B::float_add(nodes, bias), masked)
 }
@@ -88,7 +92,7 @@ pub fn attention_softmax<B: crate::SegmentBackend>(
     let (raw, masked) = attention_raw::<B>(src, dst, bias, senders, receivers.clone());
     let logits = B::leaky_relu(raw, Scalar::Float(negative_slope));
     let logits = B::float_mask_fill(logits, masked, Scalar::Float(f64::NEG_INFINITY));
-    B::segment_softmax(logits, receivers, n)
+    B::segment_softmax(logits, SegmentIndex::ids(receivers, n))
 }
 
 /// Composite default of
@@ -110,8 +114,12 @@ pub fn attention_backward<B: crate::SegmentBackend>(
     let bd = bool_dtype::<B>(&src.device());
     let (raw, masked) = attention_raw::<B>(src, dst, bias, senders, receivers.clone());
     let gy = B::float_mul(grad, alpha.clone());
-    let total = B::segment_reduce(gy.clone(), receivers.clone(), n, SegmentReduction::Sum);
-    let d = B::float_sub(gy, B::float_mul(alpha, B::segment_gather(total, receivers)));
+    let total = B::segment_reduce(
+        gy.clone(),
+        SegmentIndex::ids(receivers.clone(), n),
+        SegmentReduction::Sum,
+    );
+    let d = B::float_sub(gy, B::float_mul(alpha, gather_rows::<B>(total, receivers)));
     let negative = B::float_lower_elem(raw, Scalar::Float(0.0), bd);
     let scaled = B::float_mul_scalar(d.clone(), Scalar::Float(negative_slope));
     let d = B::float_mask_where(d, negative, scaled);

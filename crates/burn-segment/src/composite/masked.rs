@@ -7,8 +7,9 @@ use burn::backend::{
 };
 use burn::tensor::{IntDType, Shape};
 
+use super::gather_rows;
 use crate::shape::rows_shape;
-use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
+use crate::{SegmentBackend, SegmentExtreme, SegmentIndex, SegmentReduction};
 
 /// `data` with the entries `mask` leaves out set to 0: `mask` is `[E]` (one flag per row) or
 /// the data's shape. What a masked sum reduces.
@@ -75,13 +76,13 @@ pub fn extreme_masked<B: SegmentBackend>(
     };
     let idt = IntDType::from(ids.dtype());
     let (filled, out) = fill_masked_out::<B>(data.clone(), mask, fill);
-    let values = B::segment_reduce(filled, ids.clone(), n, reduction);
+    let values = B::segment_reduce(filled, SegmentIndex::ids(ids.clone(), n), reduction);
     let Some(out) = out else {
         let none = B::int_full(rows_shape(&shape, n), Scalar::Int(-1), &device, idt);
         return (values, none);
     };
     let bd = get_device_settings::<B>(&device).bool_dtype;
-    let best = B::segment_gather(values.clone(), ids.clone());
+    let best = gather_rows::<B>(values.clone(), ids.clone());
     let nan_both = B::bool_and(
         B::float_is_nan(data.clone(), bd),
         B::float_is_nan(best.clone(), bd),
@@ -95,7 +96,7 @@ pub fn extreme_masked<B: SegmentBackend>(
     let rows = B::int_expand(rows, shape);
     let rows = B::int_mask_fill(rows, B::bool_not(candidates), Scalar::Int(e as i64));
     // An empty segment's minimum is the dtype's largest value, also at least `e`.
-    let first = B::int_segment_reduce(rows, ids, n, SegmentReduction::Min);
+    let first = B::int_segment_reduce(rows, SegmentIndex::ids(ids, n), SegmentReduction::Min);
     let none = B::int_greater_equal_elem(first.clone(), Scalar::Int(e as i64), bd);
     (values, B::int_mask_fill(first, none, Scalar::Int(-1)))
 }

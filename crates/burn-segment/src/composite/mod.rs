@@ -14,7 +14,7 @@ use burn::tensor::{
 };
 
 use crate::shape::rows_shape;
-use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
+use crate::{SegmentBackend, SegmentExtreme, SegmentIndex, SegmentReduction};
 
 mod activation;
 mod fused;
@@ -346,12 +346,17 @@ pub fn count_nonzero<B: SegmentBackend>(
         return B::int_zeros(rows_shape(&shape, n), &device, idt);
     }
     let nonzero = B::float_not_equal_elem(data, Scalar::Float(0.0), bool_dtype::<B>(&device));
-    B::int_segment_reduce(
-        B::bool_into_int(nonzero, idt),
-        ids,
-        n,
-        SegmentReduction::Sum,
-    )
+    let counts = B::bool_into_int(nonzero, idt);
+    B::int_segment_reduce(counts, SegmentIndex::ids(ids, n), SegmentReduction::Sum)
+}
+
+/// Rows `ids` of `data` through the backend's gather, the ids given over `data`'s rows.
+pub(crate) fn gather_rows<B: SegmentBackend>(
+    data: FloatTensor<B>,
+    ids: IntTensor<B>,
+) -> FloatTensor<B> {
+    let rows = data.shape()[0];
+    B::segment_gather(data, SegmentIndex::ids(ids, rows))
 }
 
 /// Composite default of [`SegmentBackend::segment_count`].

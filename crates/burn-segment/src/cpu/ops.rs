@@ -10,7 +10,7 @@ use burn::tensor::{DType, Shape};
 use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem, ScatterOp};
 use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
-use crate::plan::SegmentPlanPrimitive;
+use crate::plan::{SegmentIndex, SegmentPlanPrimitive};
 use crate::shape::flat_rows;
 use crate::{SegmentExtreme, SegmentReduction};
 
@@ -381,6 +381,21 @@ fn first_out_of_range<I: CpuElem + Into<i64>>(ids: &[I], n: usize) -> Option<(us
         .map(|&i| i.into())
         .enumerate()
         .find(|&(_, i)| i < 0 || i >= n as i64)
+}
+
+/// The ids of a gather from `rows` rows: given ones checked (panicking on one out of range), a
+/// plan's trusted (in range by construction).
+pub(super) fn gather_ids<T: CpuTensor, B: Backend<IntTensorPrimitive = T>>(
+    index: SegmentIndex<B>,
+    rows: usize,
+) -> T {
+    match index {
+        SegmentIndex::Ids { segment_ids, .. } => {
+            check_gather_ids(&segment_ids, rows);
+            segment_ids
+        }
+        SegmentIndex::Plan(p) => p.segment_ids,
+    }
 }
 
 /// Panics naming the first id outside `0..n` (the CPU contract for bad ids).

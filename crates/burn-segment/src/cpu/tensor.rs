@@ -9,7 +9,7 @@ use burn_flex::{FlexTensor, Layout};
 use burn_ndarray::NdArrayTensor;
 
 use super::kernels::Rows;
-use super::output::{Alloc, Out};
+use super::memory::{Alloc, Out};
 
 /// A CPU tensor primitive whose values can be read as a slice and built from a `Vec`.
 pub(crate) trait CpuTensor: TensorMetadata + Sized {

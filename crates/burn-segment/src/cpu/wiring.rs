@@ -1,5 +1,5 @@
-//! What the CPU backends' trait methods share: each op written once over [`Ids`], so an
-//! unplanned method and its planned form differ only in how they pass their ids.
+//! What the CPU backends' trait methods share: each op written once over a [`SegmentIndex`],
+//! whose given ids are planned for the call and whose plan is read in place.
 
 use burn::backend::Backend;
 use burn::tensor::DType;
@@ -15,49 +15,43 @@ use super::ops::{
 };
 use super::tensor::CpuTensor;
 use crate::composite::picked_values;
-use crate::plan::SegmentPlanPrimitive;
+use crate::plan::SegmentIndex;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, composite};
 
-/// The ids of a CPU op: given with their number of segments (checked and planned for the call)
-/// or a `SegmentPlan`'s (read in place, trusted).
-pub(crate) enum Ids<B: Backend> {
-    Given(B::IntTensorPrimitive, usize),
-    Planned(SegmentPlanPrimitive<B>),
-}
-
-impl<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>> Ids<B> {
+/// What the CPU kernels read of a [`SegmentIndex`]: given ids are checked and planned for the
+/// call, a `SegmentPlan`'s are read in place (trusted).
+trait CpuIndex<T> {
     /// The CSR plan of the ids.
-    fn csr(&self) -> CsrPlan<'_> {
-        match self {
-            Ids::Given(ids, n) => plan(ids, *n),
-            Ids::Planned(p) => held_plan(p),
-        }
-    }
-
-    fn dtype(&self) -> DType {
-        match self {
-            Ids::Given(ids, _) => ids.dtype(),
-            Ids::Planned(p) => p.segment_ids.dtype(),
-        }
-    }
-
-    /// The ids and the number of segments, for a composite fallback.
-    fn into_parts(self) -> (T, usize) {
-        match self {
-            Ids::Given(ids, n) => (ids, n),
-            Ids::Planned(p) => (p.segment_ids, p.num_segments),
-        }
-    }
-
+    fn csr(&self) -> CsrPlan<'_>;
+    /// The ids' dtype.
+    fn dtype(&self) -> DType;
     /// The ids as indices into `rows` rows of `what`: each checked when given; a plan's are in
     /// range by construction once its number of segments is `rows`.
     ///
     /// # Panics
     /// Naming the first index out of range, or a plan over another number of rows.
+    fn index_list(&self, rows: usize, what: &str) -> IndexList<'_>;
+}
+
+impl<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>> CpuIndex<T> for SegmentIndex<B> {
+    fn csr(&self) -> CsrPlan<'_> {
+        match self {
+            SegmentIndex::Ids {
+                segment_ids,
+                num_segments,
+            } => plan(segment_ids, *num_segments),
+            SegmentIndex::Plan(p) => held_plan(p),
+        }
+    }
+
+    fn dtype(&self) -> DType {
+        self.segment_ids().dtype()
+    }
+
     fn index_list(&self, rows: usize, what: &str) -> IndexList<'_> {
         match self {
-            Ids::Given(ids, _) => index_list(ids, rows, what),
-            Ids::Planned(p) => {
+            SegmentIndex::Ids { segment_ids, .. } => index_list(segment_ids, rows, what),
+            SegmentIndex::Plan(p) => {
                 assert_eq!(
                     p.num_segments, rows,
                     "burn-segment: the {what} plan has {} segments but indexes {rows} rows",
@@ -72,19 +66,22 @@ impl<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>> Ids<B> {
 /// Sum, product, max or min of `data`'s rows per segment (`fallback`: the composite path).
 pub(crate) fn reduce_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
     data: T,
-    ids: Ids<B>,
+    ids: SegmentIndex<B>,
     r: SegmentReduction,
     fallback: impl FnOnce(T, T, usize, SegmentReduction) -> T,
 ) -> T {
     if !supports(data.dtype()) {
-        let (ids, n) = ids.into_parts();
+        let (ids, n) = ids.into_ids();
         return fallback(data, ids, n, r);
     }
     match (&ids, r) {
         (
-            Ids::Given(given_ids, n),
+            SegmentIndex::Ids {
+                segment_ids,
+                num_segments: n,
+            },
             SegmentReduction::Sum | SegmentReduction::Max | SegmentReduction::Min,
-        ) => match given(given_ids, &data, *n, scatter_op(r)) {
+        ) => match given(segment_ids, &data, *n, scatter_op(r)) {
             Given::Csr(plan) => reduce(data, &plan, r),
             Given::Scattered(values) => reduce_scattered(data, &values, *n, r),
         },
@@ -100,14 +97,11 @@ pub(crate) fn sum_masked_op<
 >(
     data: T,
     mask: T,
-    ids: Ids<B>,
+    ids: SegmentIndex<B>,
 ) -> T {
     if !matches!(data.dtype(), DType::F32 | DType::F64) {
         let data = composite::zero_masked_out::<B>(data, mask);
-        return match ids {
-            Ids::Given(ids, n) => B::segment_reduce(data, ids, n, SegmentReduction::Sum),
-            Ids::Planned(p) => B::segment_reduce_planned(data, p, SegmentReduction::Sum),
-        };
+        return B::segment_reduce(data, ids, SegmentReduction::Sum);
     }
     let plan = ids.csr();
     let per_row = mask.shape().num_dims() < data.shape().num_dims();
@@ -128,32 +122,35 @@ pub(crate) fn sum_masked_op<
 /// Max or min with arguments (in the ids' dtype).
 pub(crate) fn extreme_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
     data: T,
-    ids: Ids<B>,
+    ids: SegmentIndex<B>,
     which: SegmentExtreme,
     fallback: impl FnOnce(T, T, usize, SegmentExtreme) -> (T, T),
 ) -> (T, T) {
     if !supports(data.dtype()) {
-        let (ids, n) = ids.into_parts();
+        let (ids, n) = ids.into_ids();
         return fallback(data, ids, n, which);
     }
     let dtype = ids.dtype();
     match &ids {
-        Ids::Given(given_ids, n) => match given(given_ids, &data, *n, ScatterOp::Extreme) {
+        SegmentIndex::Ids {
+            segment_ids,
+            num_segments: n,
+        } => match given(segment_ids, &data, *n, ScatterOp::Extreme) {
             Given::Csr(plan) => extreme(data, &plan, dtype, which),
             Given::Scattered(values) => extreme_scattered(data, &values, *n, which),
         },
-        Ids::Planned(_) => extreme(data, &ids.csr(), dtype, which),
+        SegmentIndex::Plan(_) => extreme(data, &ids.csr(), dtype, which),
     }
 }
 
 /// Softmax over each segment's rows.
 pub(crate) fn softmax_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
     data: T,
-    ids: Ids<B>,
+    ids: SegmentIndex<B>,
     fallback: impl FnOnce(T, T, usize) -> T,
 ) -> T {
     if !supports(data.dtype()) {
-        let (ids, n) = ids.into_parts();
+        let (ids, n) = ids.into_ids();
         return fallback(data, ids, n);
     }
     softmax(data, &ids.csr())
@@ -163,12 +160,12 @@ pub(crate) fn softmax_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive =
 pub(crate) fn spmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
     x: T,
     weights: T,
-    s: Ids<B>,
-    r: Ids<B>,
+    s: SegmentIndex<B>,
+    r: SegmentIndex<B>,
     fallback: impl FnOnce(T, T, T, T, usize) -> T,
 ) -> T {
     if !supports_fused(x.dtype()) || x.dtype() != weights.dtype() {
-        let ((s, _), (r, n)) = (s.into_parts(), r.into_parts());
+        let ((s, _), (r, n)) = (s.into_ids(), r.into_ids());
         return fallback(x, weights, s, r, n);
     }
     let senders = s.index_list(x.shape()[0], "sender");
@@ -179,13 +176,13 @@ pub(crate) fn spmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>
 pub(crate) fn sddmm_op<T: CpuTensor + 'static, B: Backend<IntTensorPrimitive = T>>(
     a: T,
     b: T,
-    ai: Ids<B>,
-    bi: Ids<B>,
+    ai: SegmentIndex<B>,
+    bi: SegmentIndex<B>,
     heads: usize,
     fallback: impl FnOnce(T, T, T, T, usize) -> T,
 ) -> T {
     if !supports_fused(a.dtype()) || a.dtype() != b.dtype() {
-        let ((ai, _), (bi, _)) = (ai.into_parts(), bi.into_parts());
+        let ((ai, _), (bi, _)) = (ai.into_ids(), bi.into_ids());
         return fallback(a, b, ai, bi, heads);
     }
     let (ia, ib) = (
@@ -223,12 +220,12 @@ pub(crate) fn attention_op<
     B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T>,
 >(
     [src, dst, bias]: [T; 3],
-    s: Ids<B>,
-    r: Ids<B>,
+    s: SegmentIndex<B>,
+    r: SegmentIndex<B>,
     slope: f64,
 ) -> T {
     if !attention_dtypes(&[src.dtype(), dst.dtype(), bias.dtype()]) {
-        let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
+        let ((s, _), (r, _)) = (s.into_ids(), r.into_ids());
         return composite::attention_softmax::<B>(src, dst, bias, s, r, slope);
     }
     let rows = (src.shape()[0], dst.shape()[0]);
@@ -243,8 +240,8 @@ pub(crate) fn attention_backward_op<
     B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T>,
 >(
     [src, dst, bias, alpha, grad]: [T; 5],
-    s: Ids<B>,
-    r: Ids<B>,
+    s: SegmentIndex<B>,
+    r: SegmentIndex<B>,
     slope: f64,
 ) -> T {
     let dtypes = [
@@ -255,7 +252,7 @@ pub(crate) fn attention_backward_op<
         grad.dtype(),
     ];
     if !attention_dtypes(&dtypes) {
-        let ((s, _), (r, _)) = (s.into_parts(), r.into_parts());
+        let ((s, _), (r, _)) = (s.into_ids(), r.into_ids());
         return composite::attention_backward::<B>(src, dst, bias, s, r, alpha, grad, slope);
     }
     let rows = (src.shape()[0], dst.shape()[0]);
@@ -273,14 +270,14 @@ pub(crate) fn topk_op<
     B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T>,
 >(
     data: T,
-    ids: Ids<B>,
+    ids: SegmentIndex<B>,
     k: usize,
     largest: bool,
 ) -> (T, T) {
     let shape = data.shape();
     let (e, c) = (shape[0], shape[1]);
     if !matches!(data.dtype(), DType::F32 | DType::F64) || k == 0 || e == 0 || c == 0 {
-        let (ids, n) = ids.into_parts();
+        let (ids, n) = ids.into_ids();
         return composite::topk::<B>(data, ids, n, k, largest);
     }
     let (plan, dtype) = (ids.csr(), ids.dtype());

@@ -59,7 +59,7 @@ use burn_cubecl::{CubeBackend, tensor::CubeTensor};
 use cubecl::{CubeCount, CubeDim, calculate_cube_count_elemwise, features::AtomicUsage, ir::Type};
 
 use crate::composite;
-use crate::plan::SegmentPlanPrimitive;
+use crate::plan::{SegmentIndex, SegmentPlanPrimitive};
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction};
 use ops::{count, extreme, gather, softmax, sum_prod};
 
@@ -176,15 +176,37 @@ fn reduce(data: CubeTensor, ids: CubeTensor, n: usize, r: SegmentReduction) -> C
     }
 }
 
+/// The planned path of an op: the plan's, when its index tensors are ones the kernels take.
+fn taken(index: &SegmentIndex<CubeBackend>) -> Option<&SegmentPlanPrimitive<CubeBackend>> {
+    match index {
+        SegmentIndex::Plan(p) if planned::takes(p) => Some(p),
+        _ => None,
+    }
+}
+
+/// The planned path of a two-index op: both plans, taken and of one ids dtype.
+fn taken_pair<'a>(
+    s: &'a SegmentIndex<CubeBackend>,
+    r: &'a SegmentIndex<CubeBackend>,
+) -> Option<(
+    &'a SegmentPlanPrimitive<CubeBackend>,
+    &'a SegmentPlanPrimitive<CubeBackend>,
+)> {
+    let (s, r) = (taken(s)?, taken(r)?);
+    (s.segment_ids.dtype == r.segment_ids.dtype).then_some((s, r))
+}
+
 impl SegmentBackend for CubeBackend {
-    fn segment_gather(data: FloatTensor<Self>, ids: IntTensor<Self>) -> FloatTensor<Self> {
+    fn segment_gather(data: FloatTensor<Self>, index: SegmentIndex<Self>) -> FloatTensor<Self> {
+        let (ids, _) = index.into_ids();
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::gather::<Self>(data, ids);
         }
         gather(data, ids)
     }
 
-    fn int_segment_gather(data: IntTensor<Self>, ids: IntTensor<Self>) -> IntTensor<Self> {
+    fn int_segment_gather(data: IntTensor<Self>, index: SegmentIndex<Self>) -> IntTensor<Self> {
+        let (ids, _) = index.into_ids();
         if data.dtype != DType::I32 || !ids_ok(&ids) {
             return composite::int_gather::<Self>(data, ids);
         }
@@ -193,10 +215,15 @@ impl SegmentBackend for CubeBackend {
 
     fn segment_reduce(
         data: FloatTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
         r: SegmentReduction,
     ) -> FloatTensor<Self> {
+        if data.dtype == DType::F32
+            && let Some(p) = taken(&index)
+        {
+            return planned::reduce_planned(data, p, r, false);
+        }
+        let (ids, n) = index.into_ids();
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::float_reduce::<Self>(data, ids, n, r);
         }
@@ -205,10 +232,15 @@ impl SegmentBackend for CubeBackend {
 
     fn segment_extreme(
         data: FloatTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
         which: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        if data.dtype == DType::F32
+            && let Some(p) = taken(&index)
+        {
+            return planned::extreme_planned(data, p, which, false);
+        }
+        let (ids, n) = index.into_ids();
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::float_extreme::<Self>(data, ids, n, which);
         }
@@ -216,11 +248,13 @@ impl SegmentBackend for CubeBackend {
     }
 
     // ANCHOR: cube_softmax
-    fn segment_softmax(
-        data: FloatTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
-    ) -> FloatTensor<Self> {
+    fn segment_softmax(data: FloatTensor<Self>, index: SegmentIndex<Self>) -> FloatTensor<Self> {
+        if data.dtype == DType::F32
+            && let Some(p) = taken(&index)
+        {
+            return planned::softmax_planned(data, p);
+        }
+        let (ids, n) = index.into_ids();
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::softmax::<Self>(data, ids, n);
         }
@@ -230,10 +264,15 @@ impl SegmentBackend for CubeBackend {
 
     fn int_segment_reduce(
         data: IntTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
         r: SegmentReduction,
     ) -> IntTensor<Self> {
+        if data.dtype == DType::I32
+            && let Some(p) = taken(&index)
+        {
+            return planned::reduce_planned(data, p, r, true);
+        }
+        let (ids, n) = index.into_ids();
         if data.dtype != DType::I32 || !ids_ok(&ids) {
             return composite::int_reduce::<Self>(data, ids, n, r);
         }
@@ -242,211 +281,86 @@ impl SegmentBackend for CubeBackend {
 
     fn int_segment_extreme(
         data: IntTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
         which: SegmentExtreme,
     ) -> (IntTensor<Self>, IntTensor<Self>) {
+        if data.dtype == DType::I32
+            && let Some(p) = taken(&index)
+        {
+            return planned::extreme_planned(data, p, which, true);
+        }
+        let (ids, n) = index.into_ids();
         if data.dtype != DType::I32 || !ids_ok(&ids) {
             return composite::int_extreme::<Self>(data, ids, n, which);
         }
         extreme(data, None, ids, n, which)
     }
 
-    fn segment_reduce_planned(
-        data: FloatTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-        r: SegmentReduction,
-    ) -> FloatTensor<Self> {
-        if data.dtype != DType::F32 || !planned::takes(&p) {
-            return Self::segment_reduce(data, p.segment_ids, p.num_segments, r);
-        }
-        planned::reduce_planned(data, &p, r, false)
-    }
-
-    fn segment_extreme_planned(
-        data: FloatTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-        which: SegmentExtreme,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        if data.dtype != DType::F32 || !planned::takes(&p) {
-            return Self::segment_extreme(data, p.segment_ids, p.num_segments, which);
-        }
-        planned::extreme_planned(data, &p, which, false)
-    }
-
-    fn segment_softmax_planned(
-        data: FloatTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        if data.dtype != DType::F32 || !planned::takes(&p) {
-            return Self::segment_softmax(data, p.segment_ids, p.num_segments);
-        }
-        planned::softmax_planned(data, &p)
-    }
-
-    fn int_segment_reduce_planned(
-        data: IntTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-        r: SegmentReduction,
-    ) -> IntTensor<Self> {
-        if data.dtype != DType::I32 || !planned::takes(&p) {
-            return Self::int_segment_reduce(data, p.segment_ids, p.num_segments, r);
-        }
-        planned::reduce_planned(data, &p, r, true)
-    }
-
-    fn int_segment_extreme_planned(
-        data: IntTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-        which: SegmentExtreme,
-    ) -> (IntTensor<Self>, IntTensor<Self>) {
-        if data.dtype != DType::I32 || !planned::takes(&p) {
-            return Self::int_segment_extreme(data, p.segment_ids, p.num_segments, which);
-        }
-        planned::extreme_planned(data, &p, which, true)
-    }
-
-    fn segment_spmm_planned(
-        x: FloatTensor<Self>,
-        weights: FloatTensor<Self>,
-        senders: SegmentPlanPrimitive<Self>,
-        receivers: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        let f32s = x.dtype == DType::F32 && weights.dtype == DType::F32;
-        let same_ids = senders.segment_ids.dtype == receivers.segment_ids.dtype;
-        if !f32s || !planned::takes(&senders) || !planned::takes(&receivers) || !same_ids {
-            let (s, r, n) = (
-                senders.segment_ids,
-                receivers.segment_ids,
-                receivers.num_segments,
-            );
-            return Self::segment_spmm(x, weights, s, r, n);
-        }
-        planned::spmm_planned(x, weights, &senders, &receivers)
-    }
-
-    fn segment_attention_softmax_planned(
-        src: FloatTensor<Self>,
-        dst: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-        senders: SegmentPlanPrimitive<Self>,
-        receivers: SegmentPlanPrimitive<Self>,
-        slope: f64,
-    ) -> FloatTensor<Self> {
-        let f32s = [&src, &dst, &bias].iter().all(|t| t.dtype == DType::F32);
-        let same_ids = senders.segment_ids.dtype == receivers.segment_ids.dtype;
-        if !f32s || !planned::takes(&senders) || !planned::takes(&receivers) || !same_ids {
-            let (s, r) = (senders.segment_ids, receivers.segment_ids);
-            return Self::segment_attention_softmax(src, dst, bias, s, r, slope);
-        }
-        planned::attention_planned([src, dst, bias], &senders, &receivers, slope)
-    }
-
-    fn segment_attention_backward_planned(
-        src: FloatTensor<Self>,
-        dst: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-        senders: SegmentPlanPrimitive<Self>,
-        receivers: SegmentPlanPrimitive<Self>,
-        alpha: FloatTensor<Self>,
-        grad: FloatTensor<Self>,
-        slope: f64,
-    ) -> FloatTensor<Self> {
-        let tensors = [src, dst, bias, alpha, grad];
-        let f32s = tensors.iter().all(|t| t.dtype == DType::F32);
-        let same_ids = senders.segment_ids.dtype == receivers.segment_ids.dtype;
-        if !f32s || !planned::takes(&senders) || !planned::takes(&receivers) || !same_ids {
-            let [src, dst, bias, alpha, grad] = tensors;
-            let (s, r) = (senders.segment_ids, receivers.segment_ids);
-            return Self::segment_attention_backward(src, dst, bias, s, r, alpha, grad, slope);
-        }
-        planned::attention_backward_planned(tensors, &senders, &receivers, slope)
-    }
-
+    /// Sorted plans read the mask in place (as given ids); others fill first and sum in grouped
+    /// order (the flags would need regrouping too).
     fn segment_sum_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
+        if let SegmentIndex::Plan(p) = &index
+            && !p.sorted
+        {
+            let data = composite::zero_masked_out::<Self>(data, mask);
+            return Self::segment_reduce(data, index, SegmentReduction::Sum);
+        }
+        let (ids, n) = index.into_ids();
         match kept(&mask, &data, &ids) {
             Some(kept) => sum_prod(data, Some(kept), ids, n, false),
             None => {
                 let data = composite::zero_masked_out::<Self>(data, mask);
-                Self::segment_reduce(data, ids, n, SegmentReduction::Sum)
+                Self::segment_reduce(data, SegmentIndex::ids(ids, n), SegmentReduction::Sum)
             }
         }
     }
 
-    /// Sorted plans read the mask in place; others fill first and sum in grouped order (the
-    /// flags would need regrouping too).
-    fn segment_sum_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        if p.sorted {
-            return Self::segment_sum_masked(data, mask, p.segment_ids, p.num_segments);
-        }
-        let data = composite::zero_masked_out::<Self>(data, mask);
-        Self::segment_reduce_planned(data, p, SegmentReduction::Sum)
-    }
-
+    /// The unplanned kernels, plan or not: over unsorted ids their atomic max / min of keys is
+    /// exact and repeatable, so nothing needs regrouping (unlike a sum's atomic adds).
     fn segment_extreme_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
         which: SegmentExtreme,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        let (ids, n) = index.into_ids();
         match kept(&mask, &data, &ids) {
             Some(kept) => extreme(data, Some(kept), ids, n, which),
             None => composite::extreme_masked::<Self>(data, mask, ids, n, which),
         }
     }
 
-    /// The unplanned kernels: over unsorted ids their atomic max / min of keys is exact and
-    /// repeatable, so nothing needs regrouping (unlike a sum's atomic adds).
-    fn segment_extreme_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-        which: SegmentExtreme,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        Self::segment_extreme_masked(data, mask, p.segment_ids, p.num_segments, which)
-    }
-
+    /// As the masked sum: sorted plans read the mask in place, others fill first.
     fn segment_softmax_masked(
         data: FloatTensor<Self>,
         mask: BoolTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
+        if let SegmentIndex::Plan(p) = &index
+            && !p.sorted
+        {
+            return composite::softmax_masked::<Self>(data, mask, |data| {
+                Self::segment_softmax(data, index)
+            });
+        }
+        let (ids, n) = index.into_ids();
         match kept(&mask, &data, &ids) {
             Some(kept) => softmax(data, Some(kept), ids, n),
             None => composite::softmax_masked::<Self>(data, mask, |data| {
-                Self::segment_softmax(data, ids, n)
+                Self::segment_softmax(data, SegmentIndex::ids(ids, n))
             }),
         }
     }
 
-    /// As the masked sum: sorted plans read the mask in place, others fill first.
-    fn segment_softmax_masked_planned(
-        data: FloatTensor<Self>,
-        mask: BoolTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-    ) -> FloatTensor<Self> {
-        if p.sorted {
-            return Self::segment_softmax_masked(data, mask, p.segment_ids, p.num_segments);
-        }
-        composite::softmax_masked::<Self>(data, mask, |data| Self::segment_softmax_planned(data, p))
-    }
-
     fn segment_count_nonzero(
         data: FloatTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
     ) -> IntTensor<Self> {
+        let (ids, n) = index.into_ids();
         if data.dtype != DType::F32 || !ids_ok(&ids) {
             return composite::count_nonzero::<Self>(data, ids, n);
         }
@@ -455,11 +369,17 @@ impl SegmentBackend for CubeBackend {
 
     fn segment_topk(
         data: FloatTensor<Self>,
-        ids: IntTensor<Self>,
-        n: usize,
+        index: SegmentIndex<Self>,
         k: usize,
         largest: bool,
     ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        if data.dtype == DType::F32
+            && k <= topk::MAX_K
+            && let Some(p) = taken(&index)
+        {
+            return planned::topk_planned(data, p, k, largest);
+        }
+        let (ids, n) = index.into_ids();
         if data.dtype == DType::F32 && ids_ok(&ids) && k <= topk::MAX_K {
             let on_device = topk::topk(data.clone(), ids.clone(), n, k, largest, false);
             if let Some(out) = on_device {
@@ -469,19 +389,8 @@ impl SegmentBackend for CubeBackend {
         composite::topk::<Self>(data, ids, n, k, largest)
     }
 
-    fn segment_topk_planned(
-        data: FloatTensor<Self>,
-        p: SegmentPlanPrimitive<Self>,
-        k: usize,
-        largest: bool,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        if data.dtype != DType::F32 || !planned::takes(&p) || k > topk::MAX_K {
-            return Self::segment_topk(data, p.segment_ids, p.num_segments, k, largest);
-        }
-        planned::topk_planned(data, &p, k, largest)
-    }
-
-    fn segment_count(ids: IntTensor<Self>, n: usize) -> IntTensor<Self> {
+    fn segment_count(index: SegmentIndex<Self>) -> IntTensor<Self> {
+        let (ids, n) = index.into_ids();
         if !ids_ok(&ids) {
             return composite::count::<Self>(ids, n);
         }
@@ -491,11 +400,14 @@ impl SegmentBackend for CubeBackend {
     fn segment_spmm(
         x: FloatTensor<Self>,
         weights: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
-        n: usize,
+        senders: SegmentIndex<Self>,
+        receivers: SegmentIndex<Self>,
     ) -> FloatTensor<Self> {
         let f32s = x.dtype == DType::F32 && weights.dtype == DType::F32;
+        if f32s && let Some((s, r)) = taken_pair(&senders, &receivers) {
+            return planned::spmm_planned(x, weights, s, r);
+        }
+        let ((senders, _), (receivers, n)) = (senders.into_ids(), receivers.into_ids());
         if !f32s || !ids_ok(&senders) || senders.dtype != receivers.dtype {
             return composite::spmm::<Self>(x, weights, senders, receivers, n);
         }
@@ -506,11 +418,15 @@ impl SegmentBackend for CubeBackend {
         src: FloatTensor<Self>,
         dst: FloatTensor<Self>,
         bias: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
+        senders: SegmentIndex<Self>,
+        receivers: SegmentIndex<Self>,
         negative_slope: f64,
     ) -> FloatTensor<Self> {
         let f32s = [&src, &dst, &bias].iter().all(|t| t.dtype == DType::F32);
+        if f32s && let Some((s, r)) = taken_pair(&senders, &receivers) {
+            return planned::attention_planned([src, dst, bias], s, r, negative_slope);
+        }
+        let ((senders, _), (receivers, _)) = (senders.into_ids(), receivers.into_ids());
         if !f32s || !ids_ok(&senders) || senders.dtype != receivers.dtype {
             return composite::attention_softmax::<Self>(
                 src,
@@ -528,15 +444,19 @@ impl SegmentBackend for CubeBackend {
         src: FloatTensor<Self>,
         dst: FloatTensor<Self>,
         bias: FloatTensor<Self>,
-        senders: IntTensor<Self>,
-        receivers: IntTensor<Self>,
+        senders: SegmentIndex<Self>,
+        receivers: SegmentIndex<Self>,
         alpha: FloatTensor<Self>,
         grad: FloatTensor<Self>,
         negative_slope: f64,
     ) -> FloatTensor<Self> {
-        let f32s = [&src, &dst, &bias, &alpha, &grad]
-            .iter()
-            .all(|t| t.dtype == DType::F32);
+        let tensors = [src, dst, bias, alpha, grad];
+        let f32s = tensors.iter().all(|t| t.dtype == DType::F32);
+        if f32s && let Some((s, r)) = taken_pair(&senders, &receivers) {
+            return planned::attention_backward_planned(tensors, s, r, negative_slope);
+        }
+        let [src, dst, bias, alpha, grad] = tensors;
+        let ((senders, _), (receivers, _)) = (senders.into_ids(), receivers.into_ids());
         if !f32s || !ids_ok(&senders) || senders.dtype != receivers.dtype {
             return composite::attention_backward::<Self>(
                 src,
@@ -564,10 +484,11 @@ impl SegmentBackend for CubeBackend {
     fn segment_sddmm(
         a: FloatTensor<Self>,
         b: FloatTensor<Self>,
-        a_index: IntTensor<Self>,
-        b_index: IntTensor<Self>,
+        a_index: SegmentIndex<Self>,
+        b_index: SegmentIndex<Self>,
         heads: usize,
     ) -> FloatTensor<Self> {
+        let ((a_index, _), (b_index, _)) = (a_index.into_ids(), b_index.into_ids());
         let f32s = a.dtype == DType::F32 && b.dtype == DType::F32;
         if !f32s || !ids_ok(&a_index) || a_index.dtype != b_index.dtype {
             return composite::sddmm::<Self>(a, b, a_index, b_index, heads);
@@ -575,3 +496,7 @@ impl SegmentBackend for CubeBackend {
         fused::sddmm(a, b, a_index, b_index, heads)
     }
 }
+
+/// ELU and the linear product keep their composite defaults on the CubeCL backends (Burn's own
+/// element-wise and matmul kernels).
+impl crate::DenseBackend for CubeBackend {}

@@ -40,6 +40,114 @@ impl<B: Backend> Clone for SegmentPlanPrimitive<B> {
     }
 }
 
+/// The ids an op of [`SegmentBackend`](crate::SegmentBackend) reduces over: given for one call
+/// (checked and grouped by the backend) or a [`SegmentPlan`]'s (grouped once, trusted). One
+/// argument in place of an unplanned and a planned form of every op, as jraph's `segment_sum`
+/// takes its sortedness as a hint rather than as a second function. A backend that cannot use
+/// a plan's grouping reads its ids ([`into_ids`](Self::into_ids)).
+#[derive(ExtensionType, Debug)]
+#[extension_type(fusion: cfg(feature = "cube"))]
+pub enum SegmentIndex<B: Backend> {
+    /// Ids given for one call, `[E]` (i32 or i64), with their number of segments (for an index
+    /// into rows, such as `spmm`'s senders: the number of rows).
+    Ids {
+        /// The ids, `[E]`.
+        segment_ids: IntTensor<B>,
+        /// The number of segments `N`.
+        num_segments: usize,
+    },
+    /// A [`SegmentPlan`]'s ids, validated and grouped when it was built.
+    Plan(#[extension_type] SegmentPlanPrimitive<B>),
+}
+
+impl<B: Backend> Clone for SegmentIndex<B> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Ids {
+                segment_ids,
+                num_segments,
+            } => Self::ids(segment_ids.clone(), *num_segments),
+            Self::Plan(plan) => Self::Plan(plan.clone()),
+        }
+    }
+}
+
+impl<B: Backend> SegmentIndex<B> {
+    /// `segment_ids` given for one call over `num_segments` segments.
+    pub fn ids(segment_ids: IntTensor<B>, num_segments: usize) -> Self {
+        Self::Ids {
+            segment_ids,
+            num_segments,
+        }
+    }
+
+    /// The number of segments `N`.
+    pub fn num_segments(&self) -> usize {
+        match self {
+            Self::Ids { num_segments, .. } => *num_segments,
+            Self::Plan(plan) => plan.num_segments,
+        }
+    }
+
+    /// The ids, `[E]`.
+    pub fn segment_ids(&self) -> &IntTensor<B> {
+        match self {
+            Self::Ids { segment_ids, .. } => segment_ids,
+            Self::Plan(plan) => &plan.segment_ids,
+        }
+    }
+
+    /// The ids and the number of segments, the plan's grouping (if any) forgotten.
+    pub fn into_ids(self) -> (IntTensor<B>, usize) {
+        match self {
+            Self::Ids {
+                segment_ids,
+                num_segments,
+            } => (segment_ids, num_segments),
+            Self::Plan(plan) => (plan.segment_ids, plan.num_segments),
+        }
+    }
+
+    /// The same index over another backend with the same int tensors (`Autodiff`'s inner).
+    pub(crate) fn map<C: Backend<IntTensorPrimitive = B::IntTensorPrimitive>>(
+        self,
+    ) -> SegmentIndex<C> {
+        match self {
+            Self::Ids {
+                segment_ids,
+                num_segments,
+            } => SegmentIndex::ids(segment_ids, num_segments),
+            Self::Plan(p) => SegmentIndex::Plan(SegmentPlanPrimitive {
+                segment_ids: p.segment_ids,
+                offsets: p.offsets,
+                order: p.order,
+                num_segments: p.num_segments,
+                sorted: p.sorted,
+            }),
+        }
+    }
+}
+
+/// What `Fusion` records of an index: read by the output shapes of the ops that take one.
+#[cfg(feature = "cube")]
+impl SegmentIndexMetadata {
+    /// The number of segments `N`.
+    pub(crate) fn num_segments(&self) -> usize {
+        match self {
+            Self::Ids { num_segments, .. } => *num_segments,
+            Self::Plan(plan) => plan.num_segments,
+        }
+    }
+
+    /// The spec of the ids, `[E]`.
+    pub(crate) fn segment_ids(&self) -> &burn::backend::fusion::custom::TensorSpec {
+        match self {
+            Self::Ids { segment_ids, .. } => segment_ids,
+            Self::Plan(plan) => &plan.segment_ids,
+        }
+    }
+}
+
 /// The dtype of a plan's offsets and order: i64 on the CPU backends, whose kernels then read
 /// them in place as `usize` (no conversion per call), the ids' dtype elsewhere.
 fn plan_dtype(device: &Device, ids: DType) -> DType {
@@ -56,7 +164,7 @@ fn plan_dtype(device: &Device, ids: DType) -> DType {
 /// checks every id (the only place a planned op checks anything about the ids) and costs one
 /// read of the ids to the host plus an `O(E + N)` counting sort; every op called through the
 /// plan (the [`Segments`](crate::Segments) methods `sum`, `softmax`, ...,
-/// [`spmm_planned`](crate::spmm_planned)) and its backward pass then reuse it, with no
+/// [`Segments::spmm`](crate::Segments::spmm) over plans) and its backward pass then reuse it, with no
 /// validation, sort or plan lookup. Build one
 /// for ids that are reduced over more than once (a graph's receivers, a batch's graph ids);
 /// the free functions ([`segment_sum`](crate::segment_sum), ...) plan per call.
@@ -170,6 +278,11 @@ impl SegmentPlan {
             num_segments: self.num_segments,
             sorted: self.sorted,
         }
+    }
+
+    /// The plan as the ops of [`SegmentBackend`](crate::SegmentBackend) take it.
+    pub(crate) fn index(&self) -> SegmentIndex<burn::backend::Dispatch> {
+        SegmentIndex::Plan(self.primitive())
     }
 
     /// The backend form, for the planned methods of [`SegmentBackend`](crate::SegmentBackend).

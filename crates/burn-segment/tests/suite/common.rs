@@ -404,7 +404,7 @@ pub fn spmm(
         (Path::Public, w) => burn_segment::spmm(x, senders, receivers, w, n),
         (Path::Planned, w) => {
             let rows = x.dims()[0];
-            burn_segment::spmm_planned(x, &plan(senders, rows), &plan(receivers, n), w)
+            SegmentPlan::spmm(x, &plan(senders, rows), &plan(receivers, n), w)
         }
         (Path::Composite, Some(w)) => Tensor::from_primitive::<NdArray>(
             composite::spmm::<NdArray>(nd(x), nd(w), nd(senders), nd(receivers), n),
@@ -429,7 +429,7 @@ pub fn sddmm(
         Path::Public => burn_segment::sddmm(a, b, ai, bi, heads),
         Path::Planned => {
             let (na, nb) = (a.dims()[0], b.dims()[0]);
-            burn_segment::sddmm_planned(a, b, &plan(ai, na), &plan(bi, nb), heads)
+            SegmentPlan::sddmm(a, b, &plan(ai, na), &plan(bi, nb), heads)
         }
         Path::Composite => Tensor::from_primitive::<NdArray>(composite::sddmm::<NdArray>(
             nd(a),
@@ -455,14 +455,7 @@ pub fn attention(
         Path::Public => burn_segment::attention_softmax(src, dst, s, r, bias, slope),
         Path::Planned => {
             let (ns, nd) = (src.dims()[0], dst.dims()[0]);
-            burn_segment::attention_softmax_planned(
-                src,
-                dst,
-                &plan(s, ns),
-                &plan(r, nd),
-                bias,
-                slope,
-            )
+            SegmentPlan::attention_softmax(src, dst, &plan(s, ns), &plan(r, nd), bias, slope)
         }
         Path::Composite => {
             let bias = bias

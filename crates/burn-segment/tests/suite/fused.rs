@@ -3,6 +3,7 @@
 
 use burn::tensor::{DType, Int, Tensor};
 use burn_segment::reference::{attention_softmax_reference, sddmm_reference, spmm_reference};
+use burn_segment::{SegmentPlan, Segments};
 
 use crate::common::*;
 
@@ -187,7 +188,7 @@ fn spmm_gradients_match_finite_differences() {
                 let dev = x.device();
                 let (s, r) = (ids(&s, &dev, false), ids(&r, &dev, false));
                 match planned {
-                    true => burn_segment::spmm_planned(x, &plan(s, N_SRC), &plan(r, N), Some(w)),
+                    true => SegmentPlan::spmm(x, &plan(s, N_SRC), &plan(r, N), Some(w)),
                     false => burn_segment::spmm(x, s, r, Some(w), N),
                 }
             },
@@ -205,7 +206,7 @@ fn sddmm_gradients_match_finite_differences() {
             let dev = a.device();
             let (ai, bi) = (ids(&s, &dev, true), ids(&r, &dev, false));
             match planned {
-                true => burn_segment::sddmm_planned(a, b, &plan(ai, N_SRC), &plan(bi, N), 2),
+                true => SegmentPlan::sddmm(a, b, &plan(ai, N_SRC), &plan(bi, N), 2),
                 false => burn_segment::sddmm(a, b, ai, bi, 2),
             }
         });
@@ -354,7 +355,7 @@ fn attention_softmax_gradients_match_finite_differences() {
                 let bias = floats(&b0, [e, bias_width], &dev, p.dtype());
                 let senders = plan(ids(&s, &dev, false), N_SRC);
                 let receivers = plan(ids(&r, &dev, true), N);
-                burn_segment::attention_softmax_planned(p, q, &senders, &receivers, Some(bias), 0.2)
+                SegmentPlan::attention_softmax(p, q, &senders, &receivers, Some(bias), 0.2)
             },
         );
         check_two(

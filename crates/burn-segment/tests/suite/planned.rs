@@ -7,9 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use burn::tensor::{DType, Tensor};
 use burn::tensor::{Device, Int, TensorData};
 use burn_segment::reference::*;
-use burn_segment::{
-    SegmentError, SegmentPlan, SegmentReduction, Segments, attention_softmax_planned, spmm_planned,
-};
+use burn_segment::{SegmentError, SegmentPlan, SegmentReduction, Segments};
 
 use crate::common::*;
 
@@ -308,7 +306,7 @@ fn planned_ops_name_a_row_count_that_does_not_match_the_plan() {
     );
     let x = f32s(&[1.0; 6], [3, 2], &dev);
     let err = catch_unwind(AssertUnwindSafe(|| {
-        burn_segment::spmm_planned(x.clone(), &plan, &plan, None)
+        SegmentPlan::spmm(x.clone(), &plan, &plan, None)
     }));
     let msg = *err.unwrap_err().downcast::<String>().unwrap();
     assert!(
@@ -332,7 +330,7 @@ fn planned_forward_and_backward_passes_plan_nothing_per_call() {
 
     let before = burn_segment::cpu::unplanned_calls_on_this_thread();
     let messages = receivers.gather(x.clone()) * 2.0;
-    let alpha = attention_softmax_planned(
+    let alpha = SegmentPlan::attention_softmax(
         scores.clone(),
         scores.clone(),
         &senders,
@@ -340,7 +338,7 @@ fn planned_forward_and_backward_passes_plan_nothing_per_call() {
         None,
         0.2,
     );
-    let h = spmm_planned(x.clone(), &senders, &receivers, Some(alpha));
+    let h = SegmentPlan::spmm(x.clone(), &senders, &receivers, Some(alpha));
     let pooled = receivers.sum(messages.clone())
         + receivers.max(messages.clone())
         + receivers.mean(messages.clone())

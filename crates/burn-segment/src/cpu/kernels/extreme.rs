@@ -6,7 +6,7 @@ use core::ops::Range;
 use rayon::prelude::*;
 
 use super::elem::{Elem, IdElem, pick_bits};
-use super::output::{Alloc, Out, assume_written, output_unwritten};
+use super::memory::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::CsrPlan;
 use super::{Rows, chunk_tree, is_long, parallel};
 use crate::SegmentExtreme as Extreme;

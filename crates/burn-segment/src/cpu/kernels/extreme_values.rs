@@ -5,7 +5,7 @@ use core::ops::Range;
 
 use super::elem::Elem;
 use super::extreme::{NoArg, combine, fold_row};
-use super::output::{Alloc, Out};
+use super::memory::{Alloc, Out};
 use super::plan::CsrPlan;
 use super::{Rows, chunk_tree, for_block, is_long, per_segment_run};
 use crate::SegmentExtreme as Extreme;

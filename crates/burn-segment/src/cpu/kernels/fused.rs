@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use super::elem::{Elem, FloatElem, IdElem};
-use super::output::{Alloc, Out, assume_written, output_unwritten};
+use super::memory::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::{CsrPlan, GATHER_PREFETCH_DISTANCE, prefetch_row};
 use super::{RowsPtr, per_segment};
 

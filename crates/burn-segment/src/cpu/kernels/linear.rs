@@ -13,7 +13,7 @@ use core::mem::MaybeUninit;
 use rayon::prelude::*;
 
 use super::{Elem, for_each_chunk};
-use crate::cpu::output::{Alloc, Out, assume_written, output_unwritten};
+use crate::cpu::memory::{Alloc, Out, assume_written, output_unwritten};
 
 /// Multiply-adds below which a product runs as one call on the calling thread.
 const ONE_THREAD_WORK: usize = 1 << 20;

@@ -28,8 +28,8 @@ use core::ops::Range;
 
 use rayon::prelude::*;
 
-use super::output;
-use output::{Alloc, Out, assume_written, output_unwritten};
+use super::memory;
+use memory::{Alloc, Out, assume_written, output_unwritten};
 use plan::{TO_L2, prefetch_bytes};
 
 pub(crate) use activation::{EluElem, elu, elu_backward, elu_backward_in_place, elu_in_place};

@@ -3,7 +3,7 @@
 use core::ops::Range;
 
 use super::elem::{Elem, IdElem};
-use super::output::{Alloc, Out};
+use super::memory::{Alloc, Out};
 use super::plan::{CsrPlan, TO_L2, prefetch_bytes};
 use super::{Rows, chunk_tree, for_block, is_long, per_segment, per_segment_run};
 use crate::cpu::simd::{Simd, simd_dispatch};

@@ -11,7 +11,7 @@
 //! the extremes are in [`scatter_extreme`](mod@super::scatter_extreme).
 
 use super::elem::{Elem, IdElem};
-use super::output::{Alloc, Out, assume_written, output_unwritten};
+use super::memory::{Alloc, Out, assume_written, output_unwritten};
 use super::owned::{Owner, each_owned, local};
 use super::plan::CsrPlan;
 use super::{CHUNK_ROWS, Rows, assume_init_mut, for_each_chunk, reduce_sum};

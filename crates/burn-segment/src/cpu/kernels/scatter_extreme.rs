@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
-use super::output::{Alloc, Out, assume_written, output_unwritten};
+use super::memory::{Alloc, Out, assume_written, output_unwritten};
 use super::owned::{Owner, each_owned};
 use super::scatter::{block, each_owner, parts, per_owner, splits_rows};
 use super::{Rows, assume_init_mut};

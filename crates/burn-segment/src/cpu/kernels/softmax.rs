@@ -6,7 +6,7 @@ use core::ops::Range;
 use rayon::prelude::*;
 
 use super::elem::FloatElem;
-use super::output::{Alloc, Out, assume_written, output_unwritten};
+use super::memory::{Alloc, Out, assume_written, output_unwritten};
 use super::plan::{CsrPlan, TO_L1};
 use super::{Rows, RowsPtr, chunk_tree, chunks, is_long};
 use crate::cpu::simd::{Simd, simd_dispatch};

@@ -1,4 +1,5 @@
-//! Kernel outputs, and the pool that recycles the large ones.
+//! The CPU kernels' memory policy, in one place: kernel outputs, the pool that recycles the
+//! large ones (`pool.rs`), and the heap setting for everything else (`heap.rs`).
 //!
 //! A large output is expensive before a kernel writes a byte of it: glibc maps every block over
 //! 32 MiB afresh and unmaps it on free, so each call faults in and has the system clear every
@@ -21,6 +22,10 @@
 //!
 //! NdArray's tensors own a `Vec` and would copy a pooled block, so its outputs stay `Vec`s, as
 //! do the outputs of the public slice kernels in [`kernels`](super::kernels).
+
+mod heap;
+
+pub use heap::retain_freed_memory;
 
 use core::marker::PhantomData;
 use core::mem::MaybeUninit;
@@ -211,7 +216,6 @@ impl<T> Drop for Pooled<T> {
 }
 
 #[cfg(target_os = "linux")]
-#[path = "output_pool.rs"]
 mod pool;
 
 /// Without Linux's `mmap` there is no pool: every output is a `Vec`.
@@ -268,7 +272,7 @@ pub fn output_pool_stats() -> OutputPoolStats {
 /// [`DEFAULT_OUTPUT_POOL_BYTES`]); blocks over the new capacity are unmapped at once, oldest
 /// first. Outputs larger than the capacity come from the global allocator, so 0 turns the
 /// recycling off (with glibc's defaults each output over 32 MiB is then mapped afresh and
-/// unmapped on drop; see [`retain_freed_memory`](super::retain_freed_memory)).
+/// unmapped on drop; see [`retain_freed_memory`]).
 pub fn set_output_pool_capacity(bytes: usize) {
     pool::set_capacity(bytes)
 }
