@@ -100,12 +100,50 @@ impl EdgeInputs<'_> {
     }
 }
 
-/// Senders, receivers and, for a graph's edges, their plans.
-type EdgeIndex<'a> = (
-    &'a Tensor<1, Int>,
-    &'a Tensor<1, Int>,
-    Option<(&'a SegmentPlan, &'a SegmentPlan)>,
-);
+/// The edges of one relation, from a source node set to a target node set: senders indexing
+/// the rows of `x_src` and receivers the rows of `x_dst`, given as ids (checked by the ops that
+/// read them) or as plans (a graph's [`sender_plan`](GraphsTuple::sender_plan) and
+/// [`receiver_plan`](GraphsTuple::receiver_plan), or a relation's
+/// [`HeteroGraph::edge_plans`](burn_gnn_graph::HeteroGraph::edge_plans)), which every op then
+/// reuses. One argument for both, so a layer has one relation form.
+#[derive(Clone, Copy, Debug)]
+pub enum RelationEdges<'a> {
+    /// Senders and receivers as given, `[E]` each.
+    Ids(&'a Tensor<1, Int>, &'a Tensor<1, Int>),
+    /// The senders' plan (one segment per row of `x_src`) and the receivers' (one per row of
+    /// `x_dst`).
+    Plans(&'a SegmentPlan, &'a SegmentPlan),
+}
+
+impl<'a> From<(&'a Tensor<1, Int>, &'a Tensor<1, Int>)> for RelationEdges<'a> {
+    fn from((senders, receivers): (&'a Tensor<1, Int>, &'a Tensor<1, Int>)) -> Self {
+        RelationEdges::Ids(senders, receivers)
+    }
+}
+
+impl<'a> From<(&'a SegmentPlan, &'a SegmentPlan)> for RelationEdges<'a> {
+    fn from((senders, receivers): (&'a SegmentPlan, &'a SegmentPlan)) -> Self {
+        RelationEdges::Plans(senders, receivers)
+    }
+}
+
+impl<'a> RelationEdges<'a> {
+    /// The senders' and receivers' ids.
+    pub fn ids(&self) -> (&'a Tensor<1, Int>, &'a Tensor<1, Int>) {
+        match *self {
+            RelationEdges::Ids(s, r) => (s, r),
+            RelationEdges::Plans(s, r) => (s.segment_ids(), r.segment_ids()),
+        }
+    }
+
+    /// The plans, when the edges are planned.
+    pub fn plans(&self) -> Option<(&'a SegmentPlan, &'a SegmentPlan)> {
+        match *self {
+            RelationEdges::Ids(..) => None,
+            RelationEdges::Plans(s, r) => Some((s, r)),
+        }
+    }
+}
 
 /// A message-passing layer in PyG's shape: `x'_i = update(aggregate_{j → i} message(x_j, x_i,
 /// e_ji), x_i)`. Implement [`message`](Self::message) (and optionally the rest); call
@@ -176,55 +214,36 @@ pub trait MessagePassing {
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
-        let (senders, receivers) = (graph.sender_plan(), graph.receiver_plan());
-        self.propagate_planned(x.clone(), x, senders, receivers, edge_attr)
-    }
-
-    /// [`propagate_bipartite`](Self::propagate_bipartite) over planned edges (a graph's
-    /// plans, or a relation's [`HeteroGraph::edge_plans`](burn_gnn_graph::HeteroGraph::edge_plans)):
-    /// the senders' segments are the rows of `x_src`, the receivers' those of `x_dst`.
-    ///
-    /// # Shapes
-    /// As [`propagate_bipartite`](Self::propagate_bipartite).
-    fn propagate_planned(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        senders: &SegmentPlan,
-        receivers: &SegmentPlan,
-        edge_attr: Option<Tensor<2>>,
-    ) -> Tensor<2> {
-        let ids = (senders.segment_ids(), receivers.segment_ids());
-        let edges = (ids.0, ids.1, Some((senders, receivers)));
-        run(self, x_src, x_dst, edges, edge_attr)
+        let edges = RelationEdges::Plans(graph.sender_plan(), graph.receiver_plan());
+        self.propagate_bipartite(x.clone(), x, edges, edge_attr)
     }
 
     /// [`propagate`](Self::propagate) from a source node set to a target node set (one
-    /// relation of a heterogeneous graph).
+    /// relation of a heterogeneous graph), along edges given as ids or as plans.
     ///
     /// # Shapes
-    /// `x_src: [N_src, D]`, `x_dst: [N_dst, D]`, `senders`/`receivers: [E]`, `edge_attr:
-    /// [E, D_e]` -> whatever `update` returns, `[N_dst, ...]`.
+    /// `x_src: [N_src, D]`, `x_dst: [N_dst, D]`, `E` edges, `edge_attr: [E, D_e]` -> whatever
+    /// `update` returns, `[N_dst, ...]`.
     fn propagate_bipartite(
         &self,
         x_src: Tensor<2>,
         x_dst: Tensor<2>,
-        senders: Tensor<1, Int>,
-        receivers: Tensor<1, Int>,
+        edges: RelationEdges<'_>,
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
-        run(self, x_src, x_dst, (&senders, &receivers, None), edge_attr)
+        run(self, x_src, x_dst, edges, edge_attr)
     }
 }
 
-/// message → aggregate → update of `layer` over the edges `(senders, receivers, their plans)`.
+/// message → aggregate → update of `layer` over the edges of `relation`.
 fn run<M: MessagePassing + ?Sized>(
     layer: &M,
     x_src: Tensor<2>,
     x_dst: Tensor<2>,
-    (senders, receivers, plans): EdgeIndex,
+    relation: RelationEdges,
     edge_attr: Option<Tensor<2>>,
 ) -> Tensor<2> {
+    let ((senders, receivers), plans) = (relation.ids(), relation.plans());
     if let (0, Some(width)) = (x_dst.dims()[0], layer.d_output()) {
         return crate::compat::no_rows(width, &x_dst);
     }

@@ -7,8 +7,8 @@ use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
 use burn_segment::{SegmentIds, SegmentPlan, Segments};
 
-use crate::BipartiteConv;
 use crate::aggregation::sum_with;
+use crate::{BipartiteConv, RelationEdges};
 
 /// Configuration of a [`GatConv`]; defaults are PyG's `GATConv`.
 #[derive(Config, Debug)]
@@ -310,7 +310,7 @@ impl BipartiteConv for GatConv {
     /// without incoming edges get the bias.
     ///
     /// # Shapes
-    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `senders`/`receivers: [E]` ->
+    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `E` edges ->
     /// `[N_dst, heads · d_output]` (concat) or `[N_dst, d_output]`.
     ///
     /// # Panics
@@ -320,22 +320,19 @@ impl BipartiteConv for GatConv {
         &self,
         x_src: Tensor<2>,
         x_dst: Tensor<2>,
-        senders: Tensor<1, Int>,
-        receivers: Tensor<1, Int>,
+        edges: RelationEdges<'_>,
     ) -> Tensor<2> {
-        let (ns, nd) = (x_src.dims()[0], x_dst.dims()[0]);
-        let (s, r) = (SegmentIds::new(senders, ns), SegmentIds::new(receivers, nd));
-        self.bipartite(x_src, x_dst, &s, &r)
-    }
-
-    fn forward_planned(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        senders: &SegmentPlan,
-        receivers: &SegmentPlan,
-    ) -> Tensor<2> {
-        self.bipartite(x_src, x_dst, senders, receivers)
+        match edges {
+            RelationEdges::Plans(s, r) => self.bipartite(x_src, x_dst, s, r),
+            RelationEdges::Ids(s, r) => {
+                let (ns, nd) = (x_src.dims()[0], x_dst.dims()[0]);
+                let (s, r) = (
+                    SegmentIds::new(s.clone(), ns),
+                    SegmentIds::new(r.clone(), nd),
+                );
+                self.bipartite(x_src, x_dst, &s, &r)
+            }
+        }
     }
 }
 

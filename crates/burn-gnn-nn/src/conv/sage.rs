@@ -3,7 +3,7 @@
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
 use crate::{Aggregation, EdgeInputs, MessagePassing, compat};
@@ -76,23 +76,6 @@ impl SageConv {
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         self.propagate(x, graph, None)
-    }
-
-    /// Applies the layer from a source node set to a target node set (one relation of a
-    /// heterogeneous graph): `x'_i = W_1 · aggr_{j → i} x_src_j + W_2 x_dst_i` for the target
-    /// nodes. Targets without incoming edges aggregate to 0.
-    ///
-    /// # Shapes
-    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `senders`/`receivers: [E]` ->
-    /// `[N_dst, d_output]`.
-    pub fn forward_bipartite(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        senders: Tensor<1, Int>,
-        receivers: Tensor<1, Int>,
-    ) -> Tensor<2> {
-        self.propagate_bipartite(x_src, x_dst, senders, receivers, None)
     }
 }
 

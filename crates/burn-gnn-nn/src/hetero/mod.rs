@@ -14,7 +14,7 @@ use burn::tensor::{Int, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph};
 use burn_segment::SegmentPlan;
 
-use crate::{GraphConv, MessagePassing, NnError, SageConv};
+use crate::{GraphConv, MessagePassing, NnError, RelationEdges, SageConv};
 
 /// Node features by node type: the input and output of a heterogeneous layer.
 pub type NodeFeatures = BTreeMap<String, Tensor<2>>;
@@ -130,37 +130,16 @@ fn head_dim(layer: &str, d_output: usize, heads: usize) -> Result<usize, NnError
 /// A convolution from a source node set to a target node set: one relation of a
 /// heterogeneous graph, as [`HeteroConv`] runs it.
 pub trait BipartiteConv {
-    /// Messages from `x_src` rows to `x_dst` rows along `senders -> receivers`.
+    /// Messages from `x_src` rows to `x_dst` rows along the relation's edges (ids or plans).
     ///
     /// # Shapes
-    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `senders`/`receivers: [E]` ->
-    /// `[N_dst, d_output]`.
+    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `E` edges -> `[N_dst, d_output]`.
     fn forward_bipartite(
         &self,
         x_src: Tensor<2>,
         x_dst: Tensor<2>,
-        senders: Tensor<1, Int>,
-        receivers: Tensor<1, Int>,
+        edges: RelationEdges<'_>,
     ) -> Tensor<2>;
-
-    /// [`forward_bipartite`](Self::forward_bipartite) over planned edges (a relation's
-    /// [`HeteroGraph::edge_plans`]); the default runs it on the plans' ids.
-    ///
-    /// # Shapes
-    /// As [`forward_bipartite`](Self::forward_bipartite).
-    fn forward_planned(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        senders: &SegmentPlan,
-        receivers: &SegmentPlan,
-    ) -> Tensor<2> {
-        let (s, r) = (
-            senders.segment_ids().clone(),
-            receivers.segment_ids().clone(),
-        );
-        self.forward_bipartite(x_src, x_dst, s, r)
-    }
 }
 
 /// The `MessagePassing` layers whose relation form is their bipartite propagation.
@@ -171,19 +150,9 @@ macro_rules! bipartite_by_propagation {
                 &self,
                 x_src: Tensor<2>,
                 x_dst: Tensor<2>,
-                s: Tensor<1, Int>,
-                r: Tensor<1, Int>,
+                edges: RelationEdges<'_>,
             ) -> Tensor<2> {
-                self.propagate_bipartite(x_src, x_dst, s, r, None)
-            }
-            fn forward_planned(
-                &self,
-                x_src: Tensor<2>,
-                x_dst: Tensor<2>,
-                s: &SegmentPlan,
-                r: &SegmentPlan,
-            ) -> Tensor<2> {
-                self.propagate_planned(x_src, x_dst, s, r, None)
+                self.propagate_bipartite(x_src, x_dst, edges, None)
             }
         }
     )*};
@@ -239,7 +208,7 @@ impl<C: Module + BipartiteConv> HeteroConv<C> {
             per_type
                 .entry(et.dst.as_str())
                 .or_default()
-                .push(conv.forward_planned(x_src, x_dst, &s, &r));
+                .push(conv.forward_bipartite(x_src, x_dst, RelationEdges::Plans(&s, &r)));
         }
         Ok(x.iter()
             .map(|(t, xt)| {

@@ -3,7 +3,9 @@
 
 use burn::nn::{Initializer, LinearConfig};
 use burn::tensor::Device;
-use burn_gnn_nn::{Aggregation, HeteroConv, HeteroMerge, RgcnConvConfig, SageConv};
+use burn_gnn_nn::{
+    Aggregation, BipartiteConv, HeteroConv, HeteroMerge, RelationEdges, RgcnConvConfig, SageConv,
+};
 
 use crate::common::*;
 use crate::hetero::{D, build, random_host, relations};
@@ -153,8 +155,7 @@ fn hetero_max_merge_never_reduces_over_an_implicit_zero() {
                     host(negative(&device).forward_bipartite(
                         x[&et.src].clone(),
                         x["paper"].clone(),
-                        set.senders().clone(),
-                        set.receivers().clone(),
+                        RelationEdges::Ids(set.senders(), set.receivers()),
                     ))
                 })
                 .collect();

@@ -266,7 +266,7 @@ fn attention_layers_match_references() {
 
 #[test]
 fn bipartite_gat_matches_reference() {
-    use burn_gnn_nn::{BipartiteConv, GatConvConfig};
+    use burn_gnn_nn::{BipartiteConv, GatConvConfig, RelationEdges};
     for (name, d) in forward_devices() {
         let (heads, c, ns, nd) = (2, 2, 4, 3);
         let conv = GatConvConfig::new(3, c).with_heads(heads).init(&d);
@@ -274,7 +274,8 @@ fn bipartite_gat_matches_reference() {
         let (xsv, xs) = random_x(&mut rng, ns, 3, &d);
         let (xdv, xd) = random_x(&mut rng, nd, 3, &d);
         let (s, r) = (vec![0i64, 1, 3, 3, 2], vec![0i64, 0, 0, 2, 2]);
-        let got = host(conv.forward_bipartite(xs, xd, ints(&s, &d), ints(&r, &d)));
+        let (si, ri) = (ints(&s, &d), ints(&r, &d));
+        let got = host(conv.forward_bipartite(xs, xd, RelationEdges::Ids(&si, &ri)));
         let w = host(conv.weight.val());
         let (ws, wd) = (
             matmul(&xsv, &w, ns, 3, heads * c),
