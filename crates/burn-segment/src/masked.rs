@@ -18,9 +18,7 @@ use burn::tensor::{Bool, Int, Tensor};
 
 use crate::kind::SegmentKind;
 use crate::statistics::{mean_or_nan, moment, row_weights};
-use crate::{
-    SegmentBackend, SegmentExtreme, SegmentIndex, SegmentReduction, SegmentWeights, Segments,
-};
+use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, SegmentWeights, Segments};
 
 /// Segment ids with a mask: the ops of [`Segments`] over the eligible entries only. Built by
 /// [`SegmentStatistics::masked`](crate::SegmentStatistics::masked); the mask is `[E]` (one flag per row, broadcast over the trailing
@@ -196,10 +194,8 @@ impl<'a, S: Segments + ?Sized, const M: usize> Masked<'a, S, M> {
         let values = self
             .index
             .reduce(fill_identity(self, data.clone(), reduction), reduction);
-        let ids = self.index.segment_ids();
-        let (e, idt) = (self.index.num_rows(), ids.dtype());
-        let index = SegmentIndex::ids(ids.into_dispatch(), self.index.num_segments());
-        let best = Dispatch::int_segment_gather(values.clone().into_dispatch(), index);
+        let (e, idt) = (self.index.num_rows(), self.index.segment_ids().dtype());
+        let best = Dispatch::int_segment_gather(values.clone().into_dispatch(), self.index.index());
         let ties = data.equal(Tensor::from_dispatch(best));
         let candidates = ties.bool_and(self.eligible(dims));
         let mut rows = [1; D];

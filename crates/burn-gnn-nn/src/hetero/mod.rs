@@ -146,6 +146,9 @@ pub trait BipartiteConv {
 macro_rules! bipartite_by_propagation {
     ($($layer:ty),*) => {$(
         impl BipartiteConv for $layer {
+            /// The layer's `propagate_bipartite`: messages from `x_src` to `x_dst` (SAGE:
+            /// `W_1 · aggr_{j → i} x_src_j + W_2 x_dst_i`); targets without incoming edges
+            /// aggregate to 0.
             fn forward_bipartite(
                 &self,
                 x_src: Tensor<2>,
