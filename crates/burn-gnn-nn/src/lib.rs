@@ -61,7 +61,7 @@ pub use link::{
     Gae, InnerProductDecoder, MAX_LOGSTD, Pairs, Vgae, VgaeEmbedding, average_precision,
     bce_with_logits, kl_loss, recon_loss, roc_auc,
 };
-pub use message_passing::{EdgeInputs, MessagePassing, RelationEdges};
+pub use message_passing::{EdgeInputs, MessagePassing, NodePair, RelationEdges};
 pub use models::{
     Activation, Gat, GatConfig, Gcn, GcnConfig, Gin, GinConfig, GraphSage, GraphSageConfig,
     JumpingKnowledge, StackHead,

@@ -16,8 +16,10 @@ pub struct EdgeInputs<'a> {
     senders: &'a Tensor<1, Int>,
     receivers: &'a Tensor<1, Int>,
     edge_attr: Option<&'a Tensor<2>>,
-    /// The graph's sender and receiver plans, when the edges are a graph's.
+    /// The sender and receiver plans, when the edges are planned.
     plans: Option<(&'a SegmentPlan, &'a SegmentPlan)>,
+    /// `x_src` and `x_dst` are one node set (a [`NodePair`] made from one tensor).
+    same_nodes: bool,
 }
 
 impl EdgeInputs<'_> {
@@ -33,7 +35,17 @@ impl EdgeInputs<'_> {
     pub fn x_src(&self) -> Tensor<2> {
         self.x_src.clone()
     }
-    /// Edge features, if given to [`MessagePassing::propagate`].
+    /// Features of the target nodes, `[N_dst, D]`.
+    pub fn x_dst(&self) -> Tensor<2> {
+        self.x_dst.clone()
+    }
+    /// Whether sources and targets are one node set (features given as one tensor): a layer
+    /// can then compute a per-node quantity once for both ends.
+    pub fn same_nodes(&self) -> bool {
+        self.same_nodes
+    }
+    /// Edge values: those given to [`MessagePassing::propagate`] in
+    /// [`edge_update`](MessagePassing::edge_update), then what `edge_update` returned.
     pub fn edge_attr(&self) -> Option<Tensor<2>> {
         self.edge_attr.cloned()
     }
@@ -48,6 +60,13 @@ impl EdgeInputs<'_> {
     /// Number of edges `E`.
     pub fn num_edges(&self) -> usize {
         self.senders.dims()[0]
+    }
+    /// Incoming edges per target node, `[N_dst]`.
+    pub fn in_degree(&self) -> Tensor<1, Int> {
+        match self.plans {
+            Some((_, receivers)) => receivers.count(),
+            None => self.receiver_ids().count(),
+        }
     }
     /// Number of target nodes `N_dst`: the rows of the aggregated messages.
     pub fn num_receivers(&self) -> usize {
@@ -90,6 +109,38 @@ impl EdgeInputs<'_> {
             }
         }
     }
+    /// Softmax of `logits` (`[E, H]`) over each receiver's incoming edges, through the plan
+    /// when the edges are planned.
+    ///
+    /// # Shapes
+    /// `logits: [E, H]` -> `[E, H]`.
+    pub fn softmax(&self, logits: Tensor<2>) -> Tensor<2> {
+        match self.plans {
+            Some((_, receivers)) => receivers.softmax(logits),
+            None => self.receiver_ids().softmax(logits),
+        }
+    }
+    /// GAT's fused attention: `softmax_j(LeakyReLU(src[senders] + dst[receivers] + bias))` per
+    /// receiver in one pass (see [`burn_segment::attention_softmax`]); a bias of `-inf` masks
+    /// an edge.
+    ///
+    /// # Shapes
+    /// `src: [N_src, H]`, `dst: [N_dst, H]`, `bias: [E, H]` or `[E, 1]` -> `[E, H]`.
+    pub fn attention_softmax(
+        &self,
+        src: Tensor<2>,
+        dst: Tensor<2>,
+        bias: Option<Tensor<2>>,
+        negative_slope: f64,
+    ) -> Tensor<2> {
+        match self.plans {
+            Some((s, r)) => SegmentPlan::attention_softmax(src, dst, s, r, bias, negative_slope),
+            None => {
+                let (s, r) = self.ids(src.dims()[0]);
+                SegmentIds::attention_softmax(src, dst, &s, &r, bias, negative_slope)
+            }
+        }
+    }
     fn receiver_ids(&self) -> SegmentIds {
         SegmentIds::new(self.receivers.clone(), self.num_receivers())
     }
@@ -127,6 +178,45 @@ impl<'a> From<(&'a SegmentPlan, &'a SegmentPlan)> for RelationEdges<'a> {
     }
 }
 
+impl<'a> From<&'a GraphsTuple> for RelationEdges<'a> {
+    /// The graph's edges through its cached plans.
+    fn from(graph: &'a GraphsTuple) -> Self {
+        RelationEdges::Plans(graph.sender_plan(), graph.receiver_plan())
+    }
+}
+
+/// The node features a propagation reads: one set, where messages flow within a graph's nodes
+/// (from a tensor `x`), or a source set and a target set, one relation of a heterogeneous graph
+/// (from a pair `(x_src, x_dst)`, PyG's `PairTensor`).
+#[derive(Clone, Debug)]
+pub struct NodePair {
+    /// Source features, indexed by the senders, `[N_src, D]`.
+    pub x_src: Tensor<2>,
+    /// Target features, indexed by the receivers, `[N_dst, D]`.
+    pub x_dst: Tensor<2>,
+    same: bool,
+}
+
+impl From<Tensor<2>> for NodePair {
+    fn from(x: Tensor<2>) -> Self {
+        NodePair {
+            x_src: x.clone(),
+            x_dst: x,
+            same: true,
+        }
+    }
+}
+
+impl From<(Tensor<2>, Tensor<2>)> for NodePair {
+    fn from((x_src, x_dst): (Tensor<2>, Tensor<2>)) -> Self {
+        NodePair {
+            x_src,
+            x_dst,
+            same: false,
+        }
+    }
+}
+
 impl<'a> RelationEdges<'a> {
     /// The senders' and receivers' ids.
     pub fn ids(&self) -> (&'a Tensor<1, Int>, &'a Tensor<1, Int>) {
@@ -149,9 +239,11 @@ impl<'a> RelationEdges<'a> {
 /// e_ji), x_i)`. Implement [`message`](Self::message) (and optionally the rest); call
 /// [`propagate`](Self::propagate) from your `forward`. Messages flow `senders -> receivers`.
 ///
+/// Per-edge values that the messages need but that are not features of one edge (GAT's
+/// attention coefficients) come from [`edge_update`](Self::edge_update), PyG's `edge_updater`.
 /// A layer that can compute the aggregated messages without materialising `[E, D]` edge
 /// tensors overrides [`message_and_aggregate`](Self::message_and_aggregate), which
-/// `propagate` prefers.
+/// `propagate` prefers: the fused kernels are that override, not a second path.
 ///
 /// ```
 /// use burn::tensor::{Device, Tensor};
@@ -184,6 +276,13 @@ pub trait MessagePassing {
         Aggregation::Sum
     }
 
+    /// Per-edge values computed before the messages, which [`EdgeInputs::edge_attr`] then
+    /// holds (PyG's `edge_update`): attention coefficients, edge weights. Default: the
+    /// `edge_attr` given to [`propagate`](Self::propagate), unchanged.
+    fn edge_update(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        edges.edge_attr()
+    }
+
     /// The new node features from the aggregated messages `[N_dst, D_msg · width]` and the
     /// target nodes' features `x_dst` (default: the aggregated messages).
     fn update(&self, aggregated: Tensor<2>, _x_dst: Tensor<2>) -> Tensor<2> {
@@ -204,57 +303,70 @@ pub trait MessagePassing {
         None
     }
 
-    /// Runs message → aggregate → update over `graph`.
+    /// Runs edge update → message → aggregate → update: over a graph (`x` one tensor, the
+    /// edges `&GraphsTuple`, through its plans), or from a source node set to a target set
+    /// (`x` a pair `(x_src, x_dst)`, the edges one relation's [`RelationEdges`], ids or plans).
     ///
     /// # Shapes
-    /// `x: [N, D]`, `edge_attr: [E, D_e]` -> whatever `update` returns, `[N, ...]`.
-    fn propagate(
-        &self,
-        x: Tensor<2>,
-        graph: &GraphsTuple,
-        edge_attr: Option<Tensor<2>>,
-    ) -> Tensor<2> {
-        let edges = RelationEdges::Plans(graph.sender_plan(), graph.receiver_plan());
-        self.propagate_bipartite(x.clone(), x, edges, edge_attr)
-    }
-
-    /// [`propagate`](Self::propagate) from a source node set to a target node set (one
-    /// relation of a heterogeneous graph), along edges given as ids or as plans.
-    ///
-    /// # Shapes
-    /// `x_src: [N_src, D]`, `x_dst: [N_dst, D]`, `E` edges, `edge_attr: [E, D_e]` -> whatever
+    /// `x: [N, D]` or `([N_src, D], [N_dst, D])`, `E` edges, `edge_attr: [E, D_e]` -> whatever
     /// `update` returns, `[N_dst, ...]`.
-    fn propagate_bipartite(
+    fn propagate<'e>(
         &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        edges: RelationEdges<'_>,
+        x: impl Into<NodePair>,
+        edges: impl Into<RelationEdges<'e>>,
         edge_attr: Option<Tensor<2>>,
-    ) -> Tensor<2> {
-        run(self, x_src, x_dst, edges, edge_attr)
+    ) -> Tensor<2>
+    where
+        Self: Sized,
+    {
+        run(self, x.into(), edges.into(), edge_attr)
     }
 }
 
-/// message → aggregate → update of `layer` over the edges of `relation`.
-fn run<M: MessagePassing + ?Sized>(
+/// The edge update alone of `layer` over the edges of `relation`: what a layer shows of its
+/// per-edge values (GAT's attention coefficients).
+pub(crate) fn edge_values<M: MessagePassing>(
     layer: &M,
-    x_src: Tensor<2>,
-    x_dst: Tensor<2>,
+    x: impl Into<NodePair>,
+    relation: RelationEdges,
+    edge_attr: Option<Tensor<2>>,
+) -> Option<Tensor<2>> {
+    let NodePair { x_src, x_dst, same } = x.into();
+    let (senders, receivers) = relation.ids();
+    layer.edge_update(&EdgeInputs {
+        x_src: &x_src,
+        x_dst: &x_dst,
+        senders,
+        receivers,
+        edge_attr: edge_attr.as_ref(),
+        plans: relation.plans(),
+        same_nodes: same,
+    })
+}
+
+/// edge update → message → aggregate → update of `layer` over the edges of `relation`.
+fn run<M: MessagePassing>(
+    layer: &M,
+    x: NodePair,
     relation: RelationEdges,
     edge_attr: Option<Tensor<2>>,
 ) -> Tensor<2> {
+    let NodePair { x_src, x_dst, same } = x;
     let ((senders, receivers), plans) = (relation.ids(), relation.plans());
     if let (0, Some(width)) = (x_dst.dims()[0], layer.d_output()) {
         return crate::compat::no_rows(width, &x_dst);
     }
-    let edges = EdgeInputs {
+    let mut edges = EdgeInputs {
         x_src: &x_src,
         x_dst: &x_dst,
         senders,
         receivers,
         edge_attr: edge_attr.as_ref(),
         plans,
+        same_nodes: same,
     };
+    let updated = layer.edge_update(&edges);
+    edges.edge_attr = updated.as_ref();
     let aggregated = match layer.message_and_aggregate(&edges) {
         Some(aggregated) => aggregated,
         None => edges.aggregate(&layer.aggregation(), layer.message(&edges)),

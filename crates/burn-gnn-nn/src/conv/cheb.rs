@@ -5,9 +5,9 @@ use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
-use burn_segment::{SegmentPlan, Segments};
+use burn_segment::Segments;
 
-use crate::NnError;
+use crate::{EdgeInputs, MessagePassing, NnError};
 
 /// Configuration of a [`ChebConv`]; defaults are PyG's `ChebConv` (`normalization="sym"`,
 /// `lambda_max = 2`).
@@ -62,44 +62,23 @@ impl ChebConvConfig {
     }
 }
 
-/// `L̃ x` for the scaled symmetric Laplacian.
-struct Laplacian {
-    senders: SegmentPlan,
-    receivers: SegmentPlan,
-    norm: Tensor<1>,
-}
-
-impl Laplacian {
-    fn new(graph: &GraphsTuple) -> Option<Laplacian> {
-        if graph.sum_n_edge() == 0 {
-            return None;
-        }
-        let (senders, receivers) = (graph.sender_plan().clone(), graph.receiver_plan().clone());
-        let w = graph
-            .senders()
-            .clone()
-            .not_equal(graph.receivers().clone())
-            .float();
-        let deg = senders.sum(w.clone());
-        let dead = deg.clone().lower_equal_elem(0.0);
-        let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
-        let norm = (senders.gather(dinv.clone()) * w * receivers.gather(dinv)).neg();
-        Some(Laplacian {
-            senders,
-            receivers,
-            norm,
-        })
+/// The edge weights of the scaled symmetric Laplacian `L̃ = -D^-1/2 A D^-1/2` (PyG's
+/// `lambda_max = 2`, self loops dropped), `[E, 1]`; `None` without edges.
+fn laplacian_norm(graph: &GraphsTuple) -> Option<Tensor<2>> {
+    if graph.sum_n_edge() == 0 {
+        return None;
     }
-
-    fn apply(lap: &Option<Laplacian>, x: Tensor<2>) -> Tensor<2> {
-        match lap {
-            None => x.zeros_like(),
-            Some(l) => {
-                let messages = l.senders.gather(x) * l.norm.clone().unsqueeze_dim(1);
-                l.receivers.sum(messages)
-            }
-        }
-    }
+    let (senders, receivers) = (graph.sender_plan(), graph.receiver_plan());
+    let w = graph
+        .senders()
+        .clone()
+        .not_equal(graph.receivers().clone())
+        .float();
+    let deg = senders.sum(w.clone());
+    let dead = deg.clone().lower_equal_elem(0.0);
+    let dinv = deg.clamp_min(1e-12).powf_scalar(-0.5).mask_fill(dead, 0.0);
+    let norm = (senders.gather(dinv.clone()) * w * receivers.gather(dinv)).neg();
+    Some(norm.unsqueeze_dim(1))
 }
 
 impl ChebConv {
@@ -111,14 +90,18 @@ impl ChebConv {
         if x.dims()[0] == 0 {
             return crate::compat::no_rows(self.lins[0].weight.dims()[1], &x);
         }
-        let lap = Laplacian::new(graph);
+        let norm = laplacian_norm(graph);
+        let laplacian = |h: Tensor<2>| match &norm {
+            Some(w) => self.propagate(h, graph, Some(w.clone())),
+            None => h.zeros_like(),
+        };
         let mut out = crate::compat::linear(&self.lins[0], x.clone());
         let (mut prev, mut cur) = (x.clone(), x);
         for (k, lin) in self.lins.iter().enumerate().skip(1) {
             let next = if k == 1 {
-                Laplacian::apply(&lap, cur.clone())
+                laplacian(cur.clone())
             } else {
-                Laplacian::apply(&lap, cur.clone()).mul_scalar(2.0) - prev.clone()
+                laplacian(cur.clone()).mul_scalar(2.0) - prev.clone()
             };
             out = out + crate::compat::linear(lin, next.clone());
             (prev, cur) = (cur, next);
@@ -127,5 +110,21 @@ impl ChebConv {
             Some(b) => out + b.val().unsqueeze_dim(0),
             None => out,
         }
+    }
+}
+
+/// One Laplacian step `L̃ h` as [`MessagePassing`]: messages `L̃_ji h_j` (the edge input is the
+/// Laplacian's edge weights, `[E, 1]`), summed by one fused gather-scale-sum; the Chebyshev
+/// recursion around it is [`ChebConv::forward`].
+impl MessagePassing for ChebConv {
+    /// `L̃_ji · h_j`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        edges.x_j() * edges.edge_attr().expect("the Laplacian's edge weights")
+    }
+
+    /// One fused gather-scale-sum: no `[E, D]` message tensor.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let weights = edges.edge_attr().expect("the Laplacian's edge weights");
+        Some(edges.spmm(edges.x_src(), weights))
     }
 }

@@ -4,11 +4,12 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Dropout, DropoutConfig};
 use burn::tensor::{Device, Int, Tensor};
-use burn_gnn_graph::GraphsTuple;
-use burn_segment::{SegmentIds, SegmentPlan, Segments};
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+use burn_segment::SegmentPlan;
 
 use crate::aggregation::sum_with;
-use crate::{BipartiteConv, RelationEdges};
+use crate::message_passing::edge_values;
+use crate::{BipartiteConv, EdgeInputs, MessagePassing, RelationEdges};
 
 /// Configuration of a [`GatConv`]; defaults are PyG's `GATConv`.
 #[derive(Config, Debug)]
@@ -122,11 +123,10 @@ impl GatConv {
         x: Tensor<2>,
         graph: &GraphsTuple,
     ) -> (Tensor<2>, Tensor<1, Int>, Tensor<1, Int>) {
-        let (_, alpha, senders, receivers) = self.attend(
-            burn_segment::linear(x, self.weight.val(), None),
-            graph,
-            None,
-        );
+        let xw = burn_segment::linear(x, self.weight.val(), None);
+        let (senders, receivers, bias) = self.attention_edges(&xw, graph, None);
+        let alpha = edge_values(self, xw, RelationEdges::Plans(&senders, &receivers), bias)
+            .expect("GAT's edge update gives the attention");
         (
             alpha,
             senders.segment_ids().clone(),
@@ -157,22 +157,22 @@ impl GatConv {
         )
     }
 
-    #[allow(clippy::type_complexity)]
-    fn attend(
+    /// The edges the layer attends over (the graph's, with self loops when the layer adds
+    /// them) and the logit bias of each: the edge features' term and `-inf` on the graph's own
+    /// loops, which the appended ones replace.
+    fn attention_edges(
         &self,
-        xw: Tensor<2>,
+        xw: &Tensor<2>,
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
-    ) -> (Tensor<3>, Tensor<2>, SegmentPlan, SegmentPlan) {
+    ) -> (SegmentPlan, SegmentPlan, Option<Tensor<2>>) {
         let n = xw.dims()[0];
         let (h, c) = (self.heads, self.d_output);
         let device = xw.device();
-        let (src, dst) = self.node_scores(xw.clone());
-        let xw = xw.reshape([n, h, c]);
         let (senders, receivers, existing) = super::with_self_loops(graph, self.add_self_loops);
         let e = senders.num_rows();
         if e == 0 {
-            return (xw, Tensor::empty([0, h], &device), senders, receivers);
+            return (senders, receivers, None);
         }
         // The edge term joins the node terms before the LeakyReLU, as PyG.
         let edge_term = match (&self.lin_edge, &self.att_edge, edge_attr) {
@@ -197,11 +197,7 @@ impl GatConv {
             (Some(t), Some(m)) => Some(t + m),
             (t, m) => t.or(m),
         };
-        // One fused pass: gathered scores, bias, LeakyReLU and the softmax per receiver.
-        let slope = self.negative_slope;
-        let alpha = SegmentPlan::attention_softmax(src, dst, &senders, &receivers, bias, slope);
-        let alpha = crate::compat::dropout::dropout(&self.dropout, alpha);
-        (xw, alpha, senders, receivers)
+        (senders, receivers, bias)
     }
 
     /// Applies the layer over `graph`.
@@ -225,45 +221,89 @@ impl GatConv {
             edge_attr,
             projected,
         } = input;
-        if projected || x.dims()[0] == 0 {
-            return self.forward_projected_with_edge_attr(x, graph, edge_attr);
-        }
-        let xw = burn_segment::linear(x, self.weight.val(), None);
-        self.forward_projected_with_edge_attr(xw, graph, edge_attr)
-    }
-
-    fn forward_projected_with_edge_attr(
-        &self,
-        x: Tensor<2>,
-        graph: &GraphsTuple,
-        edge_attr: Option<Tensor<2>>,
-    ) -> Tensor<2> {
         if x.dims()[0] == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return Tensor::zeros(
-                [
-                    0,
-                    if self.concat {
-                        self.heads * self.d_output
-                    } else {
-                        self.d_output
-                    },
-                ],
-                (&x.device(), x.dtype()),
-            );
+            return crate::compat::no_rows(self.width(), &x);
         }
-        let n = x.dims()[0];
-        let (h, c) = (self.heads, self.d_output);
-        let (xw, alpha, senders, receivers) = self.attend(x, graph, edge_attr);
-        let e = senders.num_rows();
-        let out = if e == 0 {
-            Tensor::<3>::zeros([n, h, c], (&xw.device(), xw.dtype()))
+        let xw = if projected {
+            x
         } else {
-            // One fused gather-weight-sum per head: no [E, heads, d_output] message tensor.
-            let xw = crate::compat::dropout::dropout(&self.feature_dropout, xw).reshape([n, h * c]);
-            SegmentPlan::spmm(xw, &senders, &receivers, Some(alpha)).reshape([n, h, c])
+            burn_segment::linear(x, self.weight.val(), None)
         };
+        let (senders, receivers, bias) = self.attention_edges(&xw, graph, edge_attr);
+        self.propagate(xw, RelationEdges::Plans(&senders, &receivers), bias)
+    }
+
+    /// The output width: `heads · d_output` concatenated, `d_output` averaged.
+    fn width(&self) -> usize {
+        if self.concat {
+            self.heads * self.d_output
+        } else {
+            self.d_output
+        }
+    }
+}
+
+/// GAT over [`MessagePassing`], as PyG's `GATConv`: the attention coefficients are the edge
+/// update, the messages `α_ji W x_j`, aggregated by one fused gather-weight-sum. The features
+/// given to `propagate` are already multiplied by `W`; the edge input is the logit bias
+/// (`[E, heads]` or `[E, 1]`: the edge features' term, `-inf` to mask an edge).
+impl MessagePassing for GatConv {
+    /// `α_ji · W x_j` per head, `[E, heads · d_output]` (with feature dropout on `W x`).
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let (e, h, c) = (edges.num_edges(), self.heads, self.d_output);
+        let alpha = edges
+            .edge_attr()
+            .expect("GAT's edge update gives the attention");
+        let xw = crate::compat::dropout::dropout(&self.feature_dropout, edges.x_src());
+        let x_j = gather_rows(xw, edges.senders()).reshape([e, h, c]);
+        (x_j * alpha.unsqueeze_dim::<3>(2)).reshape([e, h * c])
+    }
+
+    /// `α = softmax_j(LeakyReLU(a_srcᵀ W x_j + a_dstᵀ W x_i + bias))` per head, with dropout.
+    fn edge_update(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        if edges.num_edges() == 0 {
+            return Some(Tensor::empty([0, self.heads], &edges.x_dst().device()));
+        }
+        let (src, dst) = if edges.same_nodes() {
+            self.node_scores(edges.x_src())
+        } else {
+            (
+                self.node_scores(edges.x_src()).0,
+                self.node_scores(edges.x_dst()).1,
+            )
+        };
+        let slope = self.negative_slope;
+        let alpha = edges.attention_softmax(src, dst, edges.edge_attr(), slope);
+        Some(crate::compat::dropout::dropout(&self.dropout, alpha))
+    }
+
+    /// One fused gather-weight-sum per head: no `[E, heads, d_output]` message tensor.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let (n_src, n_dst) = (edges.x_src().dims()[0], edges.num_receivers());
+        if edges.num_edges() == 0 || n_src == 0 {
+            let xd = edges.x_dst();
+            return Some(Tensor::zeros(
+                [n_dst, self.heads * self.d_output],
+                (&xd.device(), xd.dtype()),
+            ));
+        }
+        let alpha = edges
+            .edge_attr()
+            .expect("GAT's edge update gives the attention");
+        let xw = crate::compat::dropout::dropout(&self.feature_dropout, edges.x_src());
+        Some(edges.spmm(xw, alpha))
+    }
+
+    /// The heads concatenated or averaged, plus the bias.
+    fn update(&self, aggregated: Tensor<2>, _x_dst: Tensor<2>) -> Tensor<2> {
+        let n = aggregated.dims()[0];
+        let out = aggregated.reshape([n, self.heads, self.d_output]);
         super::combine_heads(out, self.concat, self.bias.as_ref())
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.width())
     }
 }
 
@@ -322,58 +362,15 @@ impl BipartiteConv for GatConv {
         x_dst: Tensor<2>,
         edges: RelationEdges<'_>,
     ) -> Tensor<2> {
-        match edges {
-            RelationEdges::Plans(s, r) => self.bipartite(x_src, x_dst, s, r),
-            RelationEdges::Ids(s, r) => {
-                let (ns, nd) = (x_src.dims()[0], x_dst.dims()[0]);
-                let (s, r) = (
-                    SegmentIds::new(s.clone(), ns),
-                    SegmentIds::new(r.clone(), nd),
-                );
-                self.bipartite(x_src, x_dst, &s, &r)
-            }
-        }
-    }
-}
-
-impl GatConv {
-    /// The relation form over either kind of index.
-    fn bipartite<S: Segments>(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        senders: &S,
-        receivers: &S,
-    ) -> Tensor<2> {
-        let (ns, nd) = (x_src.dims()[0], x_dst.dims()[0]);
-        let (h, c) = (self.heads, self.d_output);
-        let width = if self.concat { h * c } else { c };
-        if nd == 0 {
-            return crate::compat::no_rows(width, &x_dst);
-        }
-        let e = senders.num_rows();
-        let out = if e == 0 || ns == 0 {
-            Tensor::<3>::zeros([nd, h, c], (&x_dst.device(), x_dst.dtype()))
-        } else {
-            let xs = burn_segment::linear(x_src, self.weight.val(), None).reshape([ns, h, c]);
-            let xd = burn_segment::linear(x_dst, self.weight.val(), None).reshape([nd, h, c]);
-            let score = |t: Tensor<3>, att: &Param<Tensor<2>>, rows: usize| {
-                (t * att.val().unsqueeze_dim::<3>(0))
-                    .sum_dim(2)
-                    .reshape([rows, h])
-            };
-            let (src, dst) = (
-                score(xs.clone(), &self.att_src, ns),
-                score(xd, &self.att_dst, nd),
-            );
-            let slope = self.negative_slope;
-            let alpha = S::attention_softmax(src, dst, senders, receivers, None, slope);
-            let alpha = crate::compat::dropout::dropout(&self.dropout, alpha);
-            let xs =
-                crate::compat::dropout::dropout(&self.feature_dropout, xs).reshape([ns, h * c]);
-            S::spmm(xs, senders, receivers, Some(alpha)).reshape([nd, h, c])
+        // Empty sets are not projected (NdArray's matmul divides by zero on empty inputs).
+        let project = |x: Tensor<2>| match x.dims()[0] {
+            0 => crate::compat::no_rows(self.heads * self.d_output, &x),
+            _ => burn_segment::linear(x, self.weight.val(), None),
         };
-        super::combine_heads(out, self.concat, self.bias.as_ref())
+        if x_dst.dims()[0] == 0 {
+            return crate::compat::no_rows(self.width(), &x_dst);
+        }
+        self.propagate((project(x_src), project(x_dst)), edges, None)
     }
 }
 

@@ -6,9 +6,9 @@ use burn::nn::{Dropout, DropoutConfig};
 use burn::tensor::activation::leaky_relu;
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
-use burn_segment::Segments;
 
-use super::{mask_existing_loops, with_self_loops};
+use super::{loop_mask_bias, with_self_loops};
+use crate::{EdgeInputs, MessagePassing, RelationEdges};
 
 /// Configuration of a [`GatV2Conv`]; defaults are PyG's `GATv2Conv`.
 #[derive(Config, Debug)]
@@ -106,11 +106,8 @@ impl GatV2Conv {
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, heads · d_output]` (concat) or `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        let n = x.dims()[0];
-        let (h, c) = (self.heads, self.d_output);
-        let width = if self.concat { h * c } else { c };
-        if n == 0 {
-            return crate::compat::no_rows(width, &x);
+        if x.dims()[0] == 0 {
+            return crate::compat::no_rows(self.width(), &x);
         }
         let x_src = x.clone().matmul(self.weight_src.val()) + self.bias_src.val().unsqueeze_dim(0);
         let x_dst = match (&self.weight_dst, &self.bias_dst) {
@@ -118,21 +115,77 @@ impl GatV2Conv {
             _ => x_src.clone(),
         };
         let (senders, receivers, existing) = with_self_loops(graph, self.add_self_loops);
-        let e = senders.num_rows();
-        let out = if e == 0 {
-            Tensor::<3>::zeros([n, h, c], (&x_src.device(), x_src.dtype()))
+        let mask = existing.map(|m| loop_mask_bias(m, &x_src.device(), x_src.dtype()));
+        let edges = RelationEdges::Plans(&senders, &receivers);
+        self.propagate((x_src, x_dst), edges, mask)
+    }
+
+    /// The output width: `heads · d_output` concatenated, `d_output` averaged.
+    fn width(&self) -> usize {
+        if self.concat {
+            self.heads * self.d_output
         } else {
-            let src = senders.gather(x_src.clone().reshape([n, h, c]));
-            let dst = receivers.gather(x_dst.reshape([n, h, c]));
-            let z = leaky_relu((src.clone() + dst).reshape([e, h * c]), self.negative_slope)
-                .reshape([e, h, c]);
-            let logits = (z * self.att.val().unsqueeze_dim::<3>(0))
-                .sum_dim(2)
-                .reshape([e, h]);
-            let logits = mask_existing_loops(logits, existing);
-            let alpha = crate::compat::dropout::dropout(&self.dropout, receivers.softmax(logits));
-            receivers.sum(src * alpha.unsqueeze_dim::<3>(2))
+            self.d_output
+        }
+    }
+}
+
+/// GATv2 over [`MessagePassing`]: the attention is the edge update, the messages `α_ji W_s
+/// x_j`, aggregated by one fused gather-weight-sum. The features given to `propagate` are `(W_s
+/// x, W_t x)`; the edge input is a logit bias (`-inf` masks an edge, as on the graph's own loops).
+impl MessagePassing for GatV2Conv {
+    /// `α_ji · W_s x_j` per head, `[E, heads · d_output]`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let (e, h, c) = (edges.num_edges(), self.heads, self.d_output);
+        let alpha = edges
+            .edge_attr()
+            .expect("GATv2's edge update gives the attention");
+        let x_j = edges.x_j().reshape([e, h, c]);
+        (x_j * alpha.unsqueeze_dim::<3>(2)).reshape([e, h * c])
+    }
+
+    /// `α = softmax_j(aᵀ LeakyReLU(W_s x_j + W_t x_i) + bias)` per head, with dropout.
+    fn edge_update(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let (e, h, c) = (edges.num_edges(), self.heads, self.d_output);
+        if e == 0 {
+            return Some(Tensor::empty([0, h], &edges.x_dst().device()));
+        }
+        let z = leaky_relu(edges.x_j() + edges.x_i(), self.negative_slope).reshape([e, h, c]);
+        let logits = (z * self.att.val().unsqueeze_dim::<3>(0))
+            .sum_dim(2)
+            .reshape([e, h]);
+        let logits = match edges.edge_attr() {
+            Some(bias) => logits + bias,
+            None => logits,
         };
+        let alpha = crate::compat::dropout::dropout(&self.dropout, edges.softmax(logits));
+        Some(alpha)
+    }
+
+    /// One fused gather-weight-sum per head: no `[E, heads, d_output]` message tensor.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        if edges.num_edges() == 0 {
+            let xd = edges.x_dst();
+            let width = self.heads * self.d_output;
+            return Some(Tensor::zeros(
+                [edges.num_receivers(), width],
+                (&xd.device(), xd.dtype()),
+            ));
+        }
+        let alpha = edges
+            .edge_attr()
+            .expect("GATv2's edge update gives the attention");
+        Some(edges.spmm(edges.x_src(), alpha))
+    }
+
+    /// The heads concatenated or averaged, plus the bias.
+    fn update(&self, aggregated: Tensor<2>, _x_dst: Tensor<2>) -> Tensor<2> {
+        let n = aggregated.dims()[0];
+        let out = aggregated.reshape([n, self.heads, self.d_output]);
         super::combine_heads(out, self.concat, self.bias.as_ref())
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.width())
     }
 }

@@ -7,6 +7,7 @@ use burn_gnn_graph::GraphsTuple;
 use burn_segment::{SegmentPlan, Segments};
 
 use crate::aggregation::sum_with;
+use crate::{EdgeInputs, MessagePassing, RelationEdges};
 
 /// Configuration of a [`GcnConv`]; defaults are PyG's `GCNConv`.
 #[derive(Config, Debug)]
@@ -150,20 +151,38 @@ fn remaining_self_loops(
 }
 
 impl GcnNorm {
-    /// `D^-1/2 Â D^-1/2 h`: one propagation step.
+    /// `D^-1/2 Â D^-1/2 h`: one propagation step, through [`MessagePassing::propagate`].
     ///
     /// # Shapes
     /// `h: [N, D]` -> `[N, D]`.
-    pub fn propagate(&self, h: Tensor<2>) -> Tensor<2> {
-        let n = h.dims()[0];
-        let own = h.clone() * self.self_norm.clone().unsqueeze_dim(1);
+    pub fn apply(&self, h: Tensor<2>) -> Tensor<2> {
         if self.senders.num_rows() == 0 {
-            return own;
+            return h * self.self_norm.clone().unsqueeze_dim(1);
         }
-        // One fused gather-scale-sum: no [E, D] message tensor.
-        let weights = self.edge_norm.clone().unsqueeze_dim(1);
-        debug_assert_eq!(n, self.receivers.num_segments());
-        SegmentPlan::spmm(h, &self.senders, &self.receivers, Some(weights)) + own
+        debug_assert_eq!(h.dims()[0], self.receivers.num_segments());
+        let edges = RelationEdges::Plans(&self.senders, &self.receivers);
+        self.propagate(h, edges, Some(self.edge_norm.clone().unsqueeze_dim(1)))
+    }
+}
+
+/// The normalised propagation as [`MessagePassing`]: messages `w_ji h_j` (the edge input is
+/// the edge norms, `[E, 1]`), summed by one fused gather-scale-sum, plus each node's own
+/// `s_i h_i` (its self loop's norm) in the update. GCN, SGC and APPNP propagate through it.
+impl MessagePassing for GcnNorm {
+    /// `w_ji · h_j`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        edges.x_j() * edges.edge_attr().expect("GCN's edge norms")
+    }
+
+    /// One fused gather-scale-sum: no `[E, D]` message tensor.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let weights = edges.edge_attr().expect("GCN's edge norms");
+        Some(edges.spmm(edges.x_src(), weights))
+    }
+
+    /// `aggregated + s_i h_i`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
+        aggregated + x_dst * self.self_norm.clone().unsqueeze_dim(1)
     }
 }
 
@@ -216,7 +235,7 @@ impl GcnConv {
     /// # Shapes
     /// `xw: [N, d_output]` -> `[N, d_output]`.
     pub fn forward_projected(&self, xw: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
-        let out = norm.propagate(xw);
+        let out = norm.apply(xw);
         match &self.bias {
             Some(b) => out + b.val().unsqueeze_dim(0),
             None => out,

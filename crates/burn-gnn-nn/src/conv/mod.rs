@@ -57,8 +57,8 @@ pub(crate) fn zeros<const D: usize>(shape: [usize; D], device: &Device) -> Param
 
 /// The edge list a self-attention layer runs over, planned (the graph keeps the plans): with
 /// `add_self_loops`, the graph's edges plus one loop per node (appended), and a mask of the
-/// graph's own self loops, whose logits [`mask_existing_loops`] sets to `-inf` (or a `-inf`
-/// bias from [`loop_mask_bias`] masks) — PyG's remove-then-add, without a host read.
+/// graph's own self loops, which a `-inf` logit bias from [`loop_mask_bias`] masks — PyG's
+/// remove-then-add, without a host read.
 pub(crate) fn with_self_loops(
     graph: &GraphsTuple,
     add_self_loops: bool,
@@ -94,19 +94,6 @@ pub(crate) fn loop_mask_bias(
     Tensor::<1>::zeros([e], (device, dtype))
         .mask_fill(mask, f64::NEG_INFINITY)
         .unsqueeze_dim::<2>(1)
-}
-
-/// Sets the logits (`[E, heads]`) of masked edges to `-inf`: softmax weight 0, zero gradient.
-pub(crate) fn mask_existing_loops(logits: Tensor<2>, mask: Option<Tensor<1, Bool>>) -> Tensor<2> {
-    match mask {
-        Some(m) => {
-            // `+ (-inf or 0)` per edge, broadcast over the heads: the same as a mask fill for
-            // finite logits, and much cheaper than filling through an expanded mask.
-            let bias = loop_mask_bias(m, &logits.device(), logits.dtype());
-            logits + bias
-        }
-        None => logits,
-    }
 }
 
 /// Joins attention heads `[N, heads, C]`: concatenated to `[N, heads · C]` or averaged to

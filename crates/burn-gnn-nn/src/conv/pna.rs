@@ -5,10 +5,9 @@ use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Tensor};
-use burn_gnn_graph::{GraphsTuple, gather_rows};
-use burn_segment::Segments;
+use burn_gnn_graph::GraphsTuple;
 
-use crate::{Aggregation, NnError};
+use crate::{Aggregation, EdgeInputs, MessagePassing, NnError};
 
 /// How a [`PnaConv`] rescales its aggregated messages by each node's in-degree `d` (clamped to
 /// 1), relative to the training graphs' average `δ` (from their degree histogram).
@@ -205,6 +204,9 @@ fn mlp(layers: &[Linear], mut x: Tensor<2>) -> Tensor<2> {
 impl PnaConv {
     /// Applies the layer over `graph`, with edge features when it was built with `edge_dim`.
     ///
+    /// # Shapes
+    /// `x: [N, d_input]`, `edge_attr: [E, edge_dim]` -> `[N, d_output]`.
+    ///
     /// # Panics
     /// If `edge_attr` is given without `edge_dim` or missing with it.
     pub fn forward(
@@ -213,71 +215,26 @@ impl PnaConv {
         graph: &GraphsTuple,
         edge_attr: Option<Tensor<2>>,
     ) -> Tensor<2> {
-        let [n, d_input] = x.dims();
-        let towers = self.pre_nns.len();
-        let d_output = self.lin.weight.dims()[1];
-        if n == 0 {
-            return crate::compat::no_rows(d_output, &x);
+        if x.dims()[0] == 0 {
+            return crate::compat::no_rows(self.lin.weight.dims()[1], &x);
         }
-        let f_in = if self.divide_input {
-            d_input / towers
-        } else {
-            d_input
-        };
-        let tower_x = |x: &Tensor<2>, t: usize| match self.divide_input {
-            true => x.clone().slice([0..x.dims()[0], t * f_in..(t + 1) * f_in]),
-            false => x.clone(),
-        };
-        let receivers = graph.receiver_plan();
         let edges = match (&self.edge_encoder, edge_attr) {
             (Some(encoder), Some(e)) => Some(crate::compat::linear(encoder, e)),
             (None, None) => None,
             _ => panic!("burn-gnn: PnaConv takes edge features exactly when built with edge_dim"),
         };
-        let a = self.aggregation.width();
-        // [N, A · T · f_in]: aggregator by aggregator, each over every tower's messages.
-        let aggregated = if graph.sum_n_edge() == 0 {
-            // No messages (and no matmul over zero rows, which NdArray divides by).
-            Tensor::zeros([n, a * towers * f_in], (&x.device(), x.dtype()))
-        } else {
-            let (x_i, x_j) = (
-                gather_rows(x.clone(), graph.receivers().clone()),
-                gather_rows(x.clone(), graph.senders().clone()),
-            );
-            let messages: Vec<Tensor<2>> = (0..towers)
-                .map(|t| {
-                    let mut parts = vec![tower_x(&x_i, t), tower_x(&x_j, t)];
-                    parts.extend(edges.clone());
-                    mlp(&self.pre_nns[t], Tensor::cat(parts, 1))
-                })
-                .collect();
-            self.aggregation
-                .aggregate_with(Tensor::cat(messages, 1), receivers)
-        };
-        let degree = receivers
-            .count()
-            .float()
-            .cast(x.dtype())
-            .clamp_min(1.0)
-            .unsqueeze_dim(1);
-        let outs = (0..towers).map(|t| {
-            // This tower's block of every aggregator, then every scaler of all of them.
-            let per_aggregator: Vec<Tensor<2>> = (0..a)
-                .map(|k| {
-                    let start = (k * towers + t) * f_in;
-                    aggregated.clone().slice([0..n, start..start + f_in])
-                })
-                .collect();
-            let blocks = Tensor::cat(per_aggregator, 1);
-            let mut parts = vec![tower_x(&x, t)];
-            parts.extend(
-                self.scalers
-                    .iter()
-                    .map(|s| blocks.clone() * self.scale(*s, &degree)),
-            );
-            mlp(&self.post_nns[t], Tensor::cat(parts, 1))
-        });
-        crate::compat::linear(&self.lin, Tensor::cat(outs.collect(), 1))
+        self.propagate(x, graph, edges)
+    }
+
+    /// The features each tower reads: `x`'s `t`-th block of `d_input / towers` with
+    /// `divide_input`, else all of `x`.
+    fn tower_x(&self, x: &Tensor<2>, t: usize) -> Tensor<2> {
+        if !self.divide_input {
+            return x.clone();
+        }
+        let [n, d_input] = x.dims();
+        let f_in = d_input / self.pre_nns.len();
+        x.clone().slice([0..n, t * f_in..(t + 1) * f_in])
     }
 
     /// The factor of `scaler` per node, `[N, 1]`.
@@ -290,5 +247,93 @@ impl PnaConv {
             PnaScaler::Linear => degree.clone() / self.avg_degree,
             PnaScaler::InverseLinear => degree.clone().recip() * self.avg_degree,
         }
+    }
+}
+
+/// PNA over [`MessagePassing`], as PyG's `PNAConv`: per-tower messages from `[x_i | x_j | e]`,
+/// the aggregators each followed by every degree scaler (PyG's `DegreeScalerAggregation`), and
+/// the per-tower post-network with the final linear map as the update. The edge input is the
+/// encoded edge features.
+impl MessagePassing for PnaConv {
+    /// Every tower's pre-network on `[x_i | x_j | e_ji]`, joined, `[E, towers · f_in]`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let (x_i, x_j) = (edges.x_i(), edges.x_j());
+        let encoded = edges.edge_attr();
+        let messages: Vec<Tensor<2>> = (0..self.pre_nns.len())
+            .map(|t| {
+                let mut parts = vec![self.tower_x(&x_i, t), self.tower_x(&x_j, t)];
+                parts.extend(encoded.clone());
+                mlp(&self.pre_nns[t], Tensor::cat(parts, 1))
+            })
+            .collect();
+        Tensor::cat(messages, 1)
+    }
+
+    fn aggregation(&self) -> Aggregation {
+        self.aggregation.clone()
+    }
+
+    /// The aggregators, then every scaler of them, tower by tower: `[N, towers · scalers ·
+    /// aggregators · f_in]`.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let x = edges.x_dst();
+        let [n, d_input] = x.dims();
+        let towers = self.pre_nns.len();
+        let f_in = if self.divide_input {
+            d_input / towers
+        } else {
+            d_input
+        };
+        let a = self.aggregation.width();
+        // [N, A · T · f_in]: aggregator by aggregator, each over every tower's messages.
+        let aggregated = if edges.num_edges() == 0 {
+            // No messages (and no matmul over zero rows, which NdArray divides by).
+            Tensor::zeros([n, a * towers * f_in], (&x.device(), x.dtype()))
+        } else {
+            edges.aggregate(&self.aggregation, self.message(edges))
+        };
+        let degree = edges
+            .in_degree()
+            .float()
+            .cast(x.dtype())
+            .clamp_min(1.0)
+            .unsqueeze_dim(1);
+        let scaled = (0..towers).flat_map(|t| {
+            // This tower's block of every aggregator, then every scaler of all of them.
+            let per_aggregator: Vec<Tensor<2>> = (0..a)
+                .map(|k| {
+                    let start = (k * towers + t) * f_in;
+                    aggregated.clone().slice([0..n, start..start + f_in])
+                })
+                .collect();
+            let blocks = Tensor::cat(per_aggregator, 1);
+            let degree = &degree;
+            self.scalers
+                .iter()
+                .map(move |s| blocks.clone() * self.scale(*s, degree))
+        });
+        Some(Tensor::cat(scaled.collect(), 1))
+    }
+
+    /// Every tower's post-network on `[x_i | its scaled aggregates]`, joined and mapped by
+    /// the final linear layer.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
+        let towers = self.post_nns.len();
+        let [n, width] = aggregated.dims();
+        let per_tower = width / towers;
+        let outs = (0..towers).map(|t| {
+            let block = aggregated
+                .clone()
+                .slice([0..n, t * per_tower..(t + 1) * per_tower]);
+            mlp(
+                &self.post_nns[t],
+                Tensor::cat(vec![self.tower_x(&x_dst, t), block], 1),
+            )
+        });
+        crate::compat::linear(&self.lin, Tensor::cat(outs.collect(), 1))
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.lin.weight.dims()[1])
     }
 }

@@ -61,7 +61,7 @@ impl SgConv {
     /// `(D^-1/2 Â D^-1/2)^K x`.
     pub fn propagate(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
         let norm = gcn_norm(graph, None, self.add_self_loops, false, true);
-        (0..self.k).fold(x, |h, _| norm.propagate(h))
+        (0..self.k).fold(x, |h, _| norm.apply(h))
     }
 
     /// Applies the layer over `graph`.
@@ -125,7 +125,7 @@ impl Appnp {
         }
         let teleport = x.clone().mul_scalar(self.alpha);
         (0..self.k).fold(x, |h, _| {
-            norm.propagate(h).mul_scalar(1.0 - self.alpha) + teleport.clone()
+            norm.apply(h).mul_scalar(1.0 - self.alpha) + teleport.clone()
         })
     }
 }

@@ -4,8 +4,9 @@ use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
-use burn_gnn_graph::GraphsTuple;
-use burn_segment::Segments;
+use burn_gnn_graph::{GraphsTuple, gather_rows};
+
+use crate::{EdgeInputs, MessagePassing};
 
 /// Configuration of a [`TransformerConv`]; defaults are PyG's `TransformerConv`.
 #[derive(Config, Debug)]
@@ -85,34 +86,87 @@ impl TransformerConvConfig {
 
 impl TransformerConv {
     /// Applies the layer over `graph`.
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` -> `[N, heads · d_output]` (concat) or `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        let n = x.dims()[0];
-        let (h, c) = (self.heads, self.d_output);
-        let width = if self.concat { h * c } else { c };
-        if n == 0 {
-            return crate::compat::no_rows(width, &x);
-        }
-        let e = graph.sum_n_edge();
-        let out = if e == 0 {
-            Tensor::<3>::zeros([n, h, c], (&x.device(), x.dtype()))
+        self.propagate(x, graph, None)
+    }
+
+    /// The output width: `heads · d_output` concatenated, `d_output` averaged.
+    fn width(&self) -> usize {
+        if self.concat {
+            self.heads * self.d_output
         } else {
-            let (senders, receivers) = (graph.sender_plan(), graph.receiver_plan());
-            let q =
-                receivers.gather(crate::compat::linear(&self.query, x.clone()).reshape([n, h, c]));
-            let k = senders.gather(crate::compat::linear(&self.key, x.clone()).reshape([n, h, c]));
-            let v =
-                senders.gather(crate::compat::linear(&self.value, x.clone()).reshape([n, h, c]));
-            let logits = (q * k)
-                .sum_dim(2)
-                .reshape([e, h])
-                .div_scalar((c as f64).sqrt());
-            let alpha = crate::compat::dropout::dropout(&self.dropout, receivers.softmax(logits));
-            receivers.sum(v * alpha.unsqueeze_dim::<3>(2))
-        };
+            self.d_output
+        }
+    }
+}
+
+/// Graph transformer attention over [`MessagePassing`]: the attention is the edge update, the
+/// messages `α_ji W_v x_j`, aggregated by one fused gather-weight-sum; the update averages or
+/// joins the heads and adds the root skip.
+impl MessagePassing for TransformerConv {
+    /// `α_ji · W_v x_j` per head, `[E, heads · d_output]`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let (e, h, c) = (edges.num_edges(), self.heads, self.d_output);
+        let alpha = edges
+            .edge_attr()
+            .expect("the edge update gives the attention");
+        let v = crate::compat::linear(&self.value, edges.x_src());
+        let v_j = gather_rows(v, edges.senders()).reshape([e, h, c]);
+        (v_j * alpha.unsqueeze_dim::<3>(2)).reshape([e, h * c])
+    }
+
+    /// `α = softmax_j((W_q x_i)ᵀ (W_k x_j) / √d_output)` per head, with dropout.
+    fn edge_update(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let (e, h, c) = (edges.num_edges(), self.heads, self.d_output);
+        if e == 0 {
+            return Some(Tensor::empty([0, h], &edges.x_dst().device()));
+        }
+        let q = crate::compat::linear(&self.query, edges.x_dst());
+        let k = crate::compat::linear(&self.key, edges.x_src());
+        let q_i = gather_rows(q, edges.receivers()).reshape([e, h, c]);
+        let k_j = gather_rows(k, edges.senders()).reshape([e, h, c]);
+        let logits = (q_i * k_j)
+            .sum_dim(2)
+            .reshape([e, h])
+            .div_scalar((c as f64).sqrt());
+        Some(crate::compat::dropout::dropout(
+            &self.dropout,
+            edges.softmax(logits),
+        ))
+    }
+
+    /// One fused gather-weight-sum per head: no `[E, heads, d_output]` message tensor.
+    fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        if edges.num_edges() == 0 {
+            let xd = edges.x_dst();
+            let width = self.heads * self.d_output;
+            return Some(Tensor::zeros(
+                [edges.num_receivers(), width],
+                (&xd.device(), xd.dtype()),
+            ));
+        }
+        let alpha = edges
+            .edge_attr()
+            .expect("the edge update gives the attention");
+        let v = crate::compat::linear(&self.value, edges.x_src());
+        Some(edges.spmm(v, alpha))
+    }
+
+    /// The heads joined or averaged, plus the skip `W_r x_i`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
+        let n = aggregated.dims()[0];
+        let out = aggregated.reshape([n, self.heads, self.d_output]);
         let out = super::combine_heads(out, self.concat, None);
         match &self.skip {
-            Some(s) => out + crate::compat::linear(s, x),
+            Some(s) => out + crate::compat::linear(s, x_dst),
             None => out,
         }
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.width())
     }
 }

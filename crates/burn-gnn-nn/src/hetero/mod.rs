@@ -146,7 +146,7 @@ pub trait BipartiteConv {
 macro_rules! bipartite_by_propagation {
     ($($layer:ty),*) => {$(
         impl BipartiteConv for $layer {
-            /// The layer's `propagate_bipartite`: messages from `x_src` to `x_dst` (SAGE:
+            /// The layer's `propagate` from `x_src` to `x_dst` (SAGE:
             /// `W_1 · aggr_{j → i} x_src_j + W_2 x_dst_i`); targets without incoming edges
             /// aggregate to 0.
             fn forward_bipartite(
@@ -155,7 +155,7 @@ macro_rules! bipartite_by_propagation {
                 x_dst: Tensor<2>,
                 edges: RelationEdges<'_>,
             ) -> Tensor<2> {
-                self.propagate_bipartite(x_src, x_dst, edges, None)
+                self.propagate((x_src, x_dst), edges, None)
             }
         }
     )*};
