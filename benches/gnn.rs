@@ -185,7 +185,7 @@ fn cora_epoch(crit: &mut Criterion) {
     for sparse in [false, true] {
         let form = if sparse { "sparse" } else { "dense" };
         let mut optim = AdamConfig::new().init();
-        let mut gat = gat_cfg.init(&device).expect("valid");
+        let mut gat = gat_cfg.init(&device);
         group.bench_function(BenchmarkId::new("gat", form), |b| {
             b.iter(|| {
                 gat = epoch(gat.clone(), &mut optim, &c, sparse, 0.005);
@@ -193,7 +193,7 @@ fn cora_epoch(crit: &mut Criterion) {
             })
         });
         let mut optim = AdamConfig::new().init();
-        let mut gcn = gcn_cfg.init(&device).expect("valid");
+        let mut gcn = gcn_cfg.init(&device);
         group.bench_function(BenchmarkId::new("gcn", form), |b| {
             b.iter(|| {
                 gcn = epoch(gcn.clone(), &mut optim, &c, sparse, 0.01);
@@ -358,7 +358,7 @@ fn conv(crit: &mut Criterion) {
                         settled(&device, out.sum().backward())
                     })
                 });
-                let edge_conv = EdgeConvConfig::new(d, d, d).init(&device).expect("valid");
+                let edge_conv = EdgeConvConfig::new(d, d, d).init(&device);
                 group.bench_function(id("edge_conv"), |b| {
                     b.iter(|| {
                         settled(

@@ -71,7 +71,6 @@ fn main() {
             .with_heads(8)
             .with_out_heads(output_heads)
             .init(device)
-            .expect("valid configuration")
     };
     // ANCHOR_END: setup
     common::node::run_node_classification(

@@ -58,7 +58,6 @@ fn main() {
         GcnConfig::new(data.num_features, 16, data.num_classes)
             .with_dropout(0.5)
             .init(device)
-            .expect("valid configuration")
     };
     common::node::run_node_classification(
         "gcn_cora",

@@ -219,9 +219,9 @@ struct Shape {
 impl Gin0 {
     fn new(shape: Shape, device: &Device) -> Gin0 {
         let gps = (shape.model == Model::Gps).then(|| {
-            GraphGpsConfig::new(shape.d_input, shape.hidden, shape.classes)
-                .init(device)
-                .unwrap_or_else(|e| exit_with(2, format!("--model gps: {e}")))
+            let config = GraphGpsConfig::new(shape.d_input, shape.hidden, shape.classes);
+            (config.check()).unwrap_or_else(|e| exit_with(2, format!("--model gps: {e}")));
+            config.init(device)
         });
         let (layers, hidden) = (if gps.is_some() { 0 } else { 4 }, shape.hidden);
         let width = |l: usize| if l == 0 { shape.d_input } else { hidden };

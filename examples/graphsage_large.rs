@@ -123,7 +123,7 @@ fn main() {
     );
     // ANCHOR_END: loader
     let config = GraphSageConfig::new(FEATURES, 64, BLOCKS).with_num_layers(2);
-    let mut model = config.init(&train_dev).expect("valid configuration");
+    let mut model = config.init(&train_dev);
     let mut optim = AdamConfig::new().init();
     let loss_fn = CrossEntropyLossConfig::new().init(&train_dev);
     let x_train = x.clone().to_device(&train_dev);

@@ -145,7 +145,8 @@ fn main() {
     let dl_train = Arc::new(dl_train.unwrap_or_else(|e| exit_with(2, e)));
     let dl_valid = Arc::new(eval_loader(val));
     let config = GraphSageConfig::new(FEATURES, 64, BLOCKS).with_num_layers(2);
-    let model = config.init(&train_dev).unwrap_or_else(|e| exit_with(2, e));
+    config.check().unwrap_or_else(|e| exit_with(2, e));
+    let model = config.init(&train_dev);
     // ANCHOR: strategy
     let autodiff: Vec<Device> = devices.iter().map(|d| d.clone().autodiff()).collect();
     let strategy = match strategy {

@@ -359,7 +359,6 @@ fn main() {
                     RgcnConvConfig::new(i, HIDDEN, edge_types.len())
                         .with_num_bases(Some(4))
                         .init(d)
-                        .expect("valid")
                 })
                 .collect(),
             head: head(d),
@@ -372,7 +371,6 @@ fn main() {
                     HgtConvConfig::new(i, HIDDEN, types.clone(), edge_types.clone())
                         .with_heads(4)
                         .init(d)
-                        .expect("valid")
                 })
                 .collect(),
             head: head(d),
@@ -382,8 +380,7 @@ fn main() {
             layers: vec![
                 HanConvConfig::new(d_in, HIDDEN, types.clone(), edge_types.clone())
                     .with_heads(8)
-                    .init(d)
-                    .expect("valid"),
+                    .init(d),
             ],
             head: head(d),
             dropout: dropout(),

@@ -189,9 +189,7 @@ fn encoder(model: Model, d_input: usize, device: &Device) -> Gcn {
     } else {
         LATENT
     };
-    let mut gcn = GcnConfig::new(d_input, 2 * LATENT, d_output)
-        .init(device)
-        .expect("two layers");
+    let mut gcn = GcnConfig::new(d_input, 2 * LATENT, d_output).init(device);
     if model == Model::Vgae {
         // Each head initialised as its own 32 -> 16 layer (PyG's conv_mu and conv_logstd):
         // Glorot's bound with fan-out 16, not 32.

@@ -135,9 +135,7 @@ fn main() {
         .with_shuffle(false);
 
     train_dev.seed(0);
-    let mut model = GraphSageConfig::new(FEATURES, 64, 64)
-        .init(&train_dev)
-        .expect("two layers");
+    let mut model = GraphSageConfig::new(FEATURES, 64, 64).init(&train_dev);
     let mut optim = AdamConfig::new().with_epsilon(1e-8).init();
     for epoch in 0..args.large.epochs {
         let batches = loader.num_batches().min(args.max_batches);

@@ -293,20 +293,20 @@ fn main() {
         }};
     }
     match args.model {
-        Model::Sage => train!(
-            GraphSageConfig::new(x.dims()[1], hidden, num_classes)
+        Model::Sage => train!({
+            let config = GraphSageConfig::new(x.dims()[1], hidden, num_classes)
                 .with_num_layers(layers)
-                .with_dropout(args.dropout)
-                .init(&device)
-                .unwrap_or_else(|e| fail(format!("invalid model configuration: {e}")))
-        ),
-        Model::Gcn => train!(
-            GcnConfig::new(x.dims()[1], hidden, num_classes)
+                .with_dropout(args.dropout);
+            (config.check()).unwrap_or_else(|e| fail(format!("invalid model configuration: {e}")));
+            config.init(&device)
+        }),
+        Model::Gcn => train!({
+            let config = GcnConfig::new(x.dims()[1], hidden, num_classes)
                 .with_num_layers(layers)
-                .with_dropout(args.dropout)
-                .init(&device)
-                .unwrap_or_else(|e| fail(format!("invalid model configuration: {e}")))
-        ),
+                .with_dropout(args.dropout);
+            (config.check()).unwrap_or_else(|e| fail(format!("invalid model configuration: {e}")));
+            config.init(&device)
+        }),
     }
     println!(
         "best validation {} {:.4} at epoch {}: test {:.4}",

@@ -81,7 +81,7 @@ fn train(
     device.seed(args.seed);
     let x = graph.node_tensor::<2>().expect("node features");
     let config = GraphSageConfig::new(x.dims()[1], 64, num_classes).with_num_layers(2);
-    let mut model = config.init(&device).expect("a valid configuration");
+    let mut model = config.init(&device);
     let mut optim = AdamConfig::new().init();
     let loss_fn = CrossEntropyLossConfig::new().init(&device);
     let ints =

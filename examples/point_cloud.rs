@@ -95,9 +95,9 @@ impl Dgcnn {
         let convs = widths
             .windows(2)
             .map(|w| {
-                DynamicEdgeConvConfig::new(w[0], w[1], w[1], k)
-                    .init(device)
-                    .unwrap_or_else(|e| exit_with(2, e))
+                let config = DynamicEdgeConvConfig::new(w[0], w[1], w[1], k);
+                config.check().unwrap_or_else(|e| exit_with(2, e));
+                config.init(device)
             })
             .collect();
         Dgcnn {

@@ -25,7 +25,7 @@
 //! let karate = KarateClub::load();
 //! let graph = karate.graph(&device).unwrap();
 //! let x = graph.node_tensor::<2>().unwrap(); // identity features, [34, 34]
-//! let model = GcnConfig::new(34, 16, KarateClub::NUM_CLASSES).init(&device).unwrap();
+//! let model = GcnConfig::new(34, 16, KarateClub::NUM_CLASSES).init(&device);
 //! let logits = model.forward(x, &graph);
 //! assert_eq!(logits.dims(), [34, 4]);
 //! let grads = logits.sum().backward();

@@ -835,7 +835,7 @@ fn link_prediction_chapter() {
         ids(&split.train.pos_receivers),
     );
 
-    let mut gae = Gae::new(GcnConfig::new(34, 16, 8).init(&device).expect("two layers"));
+    let mut gae = Gae::new(GcnConfig::new(34, 16, 8).init(&device));
     let mut optim = AdamConfig::new().with_epsilon(1e-8).init();
     for epoch in 0..200 {
         // Fresh negatives every epoch, never a training edge.

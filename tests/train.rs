@@ -162,9 +162,7 @@ fn setup() -> (NeighborLoader, Tensor<2>, Vec<i64>, GraphSage) {
     let loader = NeighborLoader::new(lists, train, vec![4, 3], 32)
         .unwrap()
         .with_seed(9);
-    let model = GraphSageConfig::new(8, 16, 4)
-        .init(&Device::flex().autodiff())
-        .unwrap();
+    let model = GraphSageConfig::new(8, 16, 4).init(&Device::flex().autodiff());
     (loader, x, labels, model)
 }
 
@@ -305,7 +303,7 @@ fn full_graph_loader_trains_like_a_full_batch_loop() {
     let x = graph.node_tensor::<2>().unwrap();
     let labels = karate.labels(&device);
     let rows: Vec<i64> = (0..34).filter(|v| v % 2 == 0).collect();
-    let model = GcnConfig::new(34, 8, 4).init(&device).unwrap();
+    let model = GcnConfig::new(34, 8, 4).init(&device);
     let dl = |rows: Vec<i64>, g: &GraphsTuple, x: &Tensor<2>, y: &Tensor<1, Int>| {
         Arc::new(FullGraphLoader::new(g.clone(), x.clone(), y.clone(), rows).unwrap())
     };
@@ -397,7 +395,7 @@ fn graph_batcher_feeds_burns_data_loader_and_the_loss_is_per_graph() {
         [4, 2]
     );
     let model = GraphClassification::new(Pooled {
-        gin: GinConfig::new(3, 8, 8).init(&device).unwrap(),
+        gin: GinConfig::new(3, 8, 8).init(&device),
         head: LinearConfig::new(8, 2).init(&device),
     });
     // The wrapper's loss is the mean over graphs of each graph's own cross-entropy.
@@ -439,7 +437,7 @@ fn link_prediction_under_the_learner_equals_a_plain_loop() {
     let val_graph = split.val.message_graph(&full.to_device(&inner)).unwrap();
     let train = FullGraphLinkLoader::train(split.clone(), graph.clone(), x.clone()).unwrap();
     let valid = FullGraphLinkLoader::eval(&split.val, val_graph, x.clone().to_device(&inner));
-    let model = GcnConfig::new(34, 8, 4).init(&device).unwrap();
+    let model = GcnConfig::new(34, 8, 4).init(&device);
     let result =
         SupervisedTraining::new(scratch("link"), Arc::new(train), Arc::new(valid.unwrap()))
             .metrics((AurocMetric::binary(), LossMetric::new()))

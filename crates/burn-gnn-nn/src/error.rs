@@ -22,3 +22,12 @@ pub enum NnError {
     #[error(transparent)]
     Graph(#[from] burn_gnn_graph::GraphError),
 }
+
+/// What an infallible `init` does with its configuration's `check` (Burn's convention: a
+/// layer's `init` returns the layer; a configuration outside its range panics with the same
+/// message that `check` returns as a typed error, for callers that want to handle it).
+pub(crate) fn expect_valid(check: Result<(), NnError>) {
+    if let Err(e) = check {
+        panic!("burn-gnn: {e}");
+    }
+}

@@ -49,24 +49,36 @@ pub struct GraphGps {
 }
 
 impl GraphGpsConfig {
-    /// A [`GraphGps`].
+    /// Whether the configuration is in range.
     ///
     /// # Errors
-    /// As [`GpsConvConfig::init`] (heads that do not divide `hidden`).
-    pub fn init(&self, device: &Device) -> Result<GraphGps, crate::NnError> {
-        let h = self.hidden;
-        let layer = GpsConvConfig::new(h)
-            .with_heads(self.heads)
-            .with_dropout(self.dropout)
-            .with_norm(self.norm);
+    /// As [`GpsConvConfig::check`] (heads that do not divide `hidden`).
+    pub fn check(&self) -> Result<(), crate::NnError> {
+        self.layer().check()
+    }
+
+    /// A [`GraphGps`].
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> GraphGps {
+        let (h, layer) = (self.hidden, self.layer());
         let layers = (0..self.num_layers)
             .map(|_| layer.init(Some(GinConvConfig::new(h, h, h).init(device)), device))
-            .collect::<Result<_, _>>()?;
-        Ok(GraphGps {
+            .collect();
+        GraphGps {
             input: LinearConfig::new(self.d_input, h).init(device),
             layers,
             output: LinearConfig::new(h, self.d_output).init(device),
-        })
+        }
+    }
+
+    /// The configuration of each GPS layer.
+    fn layer(&self) -> GpsConvConfig {
+        GpsConvConfig::new(self.hidden)
+            .with_heads(self.heads)
+            .with_dropout(self.dropout)
+            .with_norm(self.norm)
     }
 }
 

@@ -147,12 +147,8 @@ pub struct StackHead {
 
 impl Stack {
     /// Widths `(d_in, d_out)` of each convolution, and the head.
-    fn plan(&self, device: &Device) -> Result<(Vec<(usize, usize)>, StackHead), NnError> {
-        if self.num_layers == 0 {
-            return Err(NnError::InvalidConfig(
-                "num_layers must be at least 1".into(),
-            ));
-        }
+    fn plan(&self, device: &Device) -> (Vec<(usize, usize)>, StackHead) {
+        crate::error::expect_valid(self.check());
         let jk_width = self.jk.map(|jk| match jk {
             JumpingKnowledge::Last | JumpingKnowledge::Max => self.d_hidden,
             JumpingKnowledge::Cat => self.d_hidden * self.num_layers,
@@ -181,7 +177,17 @@ impl Stack {
             activation: self.activation,
             jk: self.jk,
         };
-        Ok((widths, head))
+        (widths, head)
+    }
+
+    /// Whether the stack's configuration is in range.
+    fn check(&self) -> Result<(), NnError> {
+        if self.num_layers == 0 {
+            return Err(NnError::InvalidConfig(
+                "num_layers must be at least 1".into(),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -274,15 +280,23 @@ macro_rules! thin_model {
         }
 
         impl $config {
-            #[doc = concat!("A [`", stringify!($name), "`] with freshly initialised parameters.")]
+            /// Whether the configuration is in range.
             ///
             /// # Errors
             /// [`NnError::InvalidConfig`] if `num_layers` is 0.
-            pub fn init(&self, $device: &Device) -> Result<$name, NnError> {
+            pub fn check(&self) -> Result<(), NnError> {
+                self.stack().check()
+            }
+
+            #[doc = concat!("A [`", stringify!($name), "`] with freshly initialised parameters.")]
+            ///
+            /// # Panics
+            /// With [`check`](Self::check)'s message for a configuration out of range.
+            pub fn init(&self, $device: &Device) -> $name {
                 let $stack = self.stack();
-                let (widths, head) = $stack.plan($device)?;
+                let (widths, head) = $stack.plan($device);
                 let convs = widths.into_iter().map(|($d_in, $d_out)| $make).collect();
-                Ok($name { convs, head })
+                $name { convs, head }
             }
         }
     };
@@ -323,18 +337,12 @@ pub struct Gat {
 impl GatConfig {
     /// A [`Gat`] with freshly initialised parameters.
     ///
-    /// # Errors
-    /// [`NnError::InvalidConfig`] if `num_layers` or `out_heads` is 0, or `heads` does not
-    /// divide `d_hidden`.
-    pub fn init(&self, device: &Device) -> Result<Gat, NnError> {
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> Gat {
+        crate::error::expect_valid(self.check());
         let (cfg, heads, out_heads) = (self.stack(), self.heads, self.out_heads);
-        if heads == 0 || out_heads == 0 || !cfg.d_hidden.is_multiple_of(heads) {
-            return Err(NnError::InvalidConfig(format!(
-                "{heads} heads must divide d_hidden = {}",
-                cfg.d_hidden
-            )));
-        }
-        let (widths, head) = cfg.plan(device)?;
+        let (widths, head) = cfg.plan(device);
         let last = widths.len() - 1;
         let convs = widths
             .into_iter()
@@ -353,7 +361,23 @@ impl GatConfig {
                     .init(device)
             })
             .collect();
-        Ok(Gat { convs, head })
+        Gat { convs, head }
+    }
+
+    /// Whether the configuration is in range.
+    ///
+    /// # Errors
+    /// [`NnError::InvalidConfig`] if `num_layers` or `out_heads` is 0, or `heads` does not
+    /// divide `d_hidden`.
+    pub fn check(&self) -> Result<(), NnError> {
+        let (cfg, heads, out_heads) = (self.stack(), self.heads, self.out_heads);
+        if heads == 0 || out_heads == 0 || !cfg.d_hidden.is_multiple_of(heads) {
+            return Err(NnError::InvalidConfig(format!(
+                "{heads} heads must divide d_hidden = {}",
+                cfg.d_hidden
+            )));
+        }
+        cfg.check()
     }
 }
 
@@ -456,7 +480,7 @@ mod tests {
             ),
             &device,
         );
-        let mut gcn = GcnConfig::new(3, 4, 2).init(&device).unwrap();
+        let mut gcn = GcnConfig::new(3, 4, 2).init(&device);
         for second_loops in [true, false] {
             gcn.convs[1].add_self_loops = second_loops;
             let got: Vec<f32> = gcn

@@ -41,15 +41,24 @@ pub struct ChebConv {
 }
 
 impl ChebConvConfig {
-    /// A [`ChebConv`].
+    /// Whether the configuration is in range.
     ///
     /// # Errors
-    /// `k = 0`.
-    pub fn init(&self, device: &Device) -> Result<ChebConv, NnError> {
+    /// [`NnError::InvalidConfig`] for `k = 0`.
+    pub fn check(&self) -> Result<(), NnError> {
         if self.k == 0 {
             return Err(NnError::InvalidConfig("ChebConv needs k >= 1".into()));
         }
-        Ok(ChebConv {
+        Ok(())
+    }
+
+    /// A [`ChebConv`].
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> ChebConv {
+        crate::error::expect_valid(self.check());
+        ChebConv {
             lins: (0..self.k)
                 .map(|_| {
                     LinearConfig::new(self.d_input, self.d_output)
@@ -58,7 +67,7 @@ impl ChebConvConfig {
                 })
                 .collect(),
             bias: self.bias.then(|| super::zeros([self.d_output], device)),
-        })
+        }
     }
 }
 

@@ -44,17 +44,28 @@ pub struct DynamicEdgeConv {
 }
 
 impl DynamicEdgeConvConfig {
-    /// A [`DynamicEdgeConv`].
+    /// Whether the configuration is in range.
     ///
     /// # Errors
-    /// As [`EdgeConvConfig::init`].
-    pub fn init(&self, device: &Device) -> Result<DynamicEdgeConv, crate::NnError> {
-        let edge = EdgeConvConfig::new(self.d_input, self.d_hidden, self.d_output)
-            .with_aggr(self.aggr.clone());
-        Ok(DynamicEdgeConv {
-            edge_conv: edge.init(device)?,
+    /// As [`EdgeConvConfig::check`].
+    pub fn check(&self) -> Result<(), crate::NnError> {
+        self.edge_conv().check()
+    }
+
+    /// A [`DynamicEdgeConv`].
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> DynamicEdgeConv {
+        DynamicEdgeConv {
+            edge_conv: self.edge_conv().init(device),
             k: self.k,
-        })
+        }
+    }
+
+    /// The configuration of the EdgeConv inside.
+    fn edge_conv(&self) -> EdgeConvConfig {
+        EdgeConvConfig::new(self.d_input, self.d_hidden, self.d_output).with_aggr(self.aggr.clone())
     }
 }
 

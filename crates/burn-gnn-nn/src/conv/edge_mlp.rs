@@ -154,23 +154,31 @@ pub struct EdgeConv {
 }
 
 impl EdgeConvConfig {
-    /// An [`EdgeConv`].
+    /// Whether the configuration is in range.
     ///
     /// # Errors
     /// [`NnError::InvalidConfig`](crate::NnError::InvalidConfig) for an aggregation that widens
     /// the output ([`Aggregation::Multi`]).
-    pub fn init(&self, device: &Device) -> Result<EdgeConv, crate::NnError> {
-        let aggr = self.aggr.clone();
-        if aggr.width() != 1 {
+    pub fn check(&self) -> Result<(), crate::NnError> {
+        if self.aggr.width() != 1 {
             return Err(crate::NnError::InvalidConfig(
                 "EdgeConv takes a single aggregation".into(),
             ));
         }
-        Ok(EdgeConv {
+        Ok(())
+    }
+
+    /// An [`EdgeConv`].
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> EdgeConv {
+        crate::error::expect_valid(self.check());
+        EdgeConv {
             mlp_in: LinearConfig::new(2 * self.d_input, self.d_hidden).init(device),
             mlp_out: LinearConfig::new(self.d_hidden, self.d_output).init(device),
-            aggr,
-        })
+            aggr: self.aggr.clone(),
+        }
     }
 }
 

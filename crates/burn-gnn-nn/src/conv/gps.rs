@@ -82,16 +82,12 @@ pub struct GpsConv<L: Module> {
 }
 
 impl GpsConvConfig {
-    /// A [`GpsConv`] around `local` (`None`: attention only).
+    /// Whether the configuration is in range.
     ///
     /// # Errors
     /// [`NnError::InvalidConfig`](crate::NnError::InvalidConfig) when `heads` is 0 or does not
     /// divide `channels`.
-    pub fn init<L: Module>(
-        &self,
-        local: Option<L>,
-        device: &Device,
-    ) -> Result<GpsConv<L>, crate::NnError> {
+    pub fn check(&self) -> Result<(), crate::NnError> {
         let c = self.channels;
         if self.heads == 0 || !c.is_multiple_of(self.heads) {
             return Err(crate::NnError::InvalidConfig(format!(
@@ -99,6 +95,16 @@ impl GpsConvConfig {
                 self.heads
             )));
         }
+        Ok(())
+    }
+
+    /// A [`GpsConv`] around `local` (`None`: attention only).
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init<L: Module>(&self, local: Option<L>, device: &Device) -> GpsConv<L> {
+        crate::error::expect_valid(self.check());
+        let c = self.channels;
         let linear = |i: usize, o: usize| LinearConfig::new(i, o).init(device);
         let norms = match self.norm {
             GpsNorm::Batch => (0..3)
@@ -106,7 +112,7 @@ impl GpsConvConfig {
                 .collect(),
             GpsNorm::None => Vec::new(),
         };
-        Ok(GpsConv {
+        GpsConv {
             local,
             query: linear(c, c),
             key: linear(c, c),
@@ -118,7 +124,7 @@ impl GpsConvConfig {
             dropout: DropoutConfig::new(self.dropout).init(),
             heads: self.heads,
             activation: self.activation,
-        })
+        }
     }
 }
 

@@ -119,13 +119,18 @@ impl PnaConvConfig {
         histogram
     }
 
-    /// A [`PnaConv`] with Burn's default `Linear` initialisation.
+    /// Whether the configuration is in range.
     ///
     /// # Errors
-    /// No aggregator or scaler; `towers` 0 or not dividing `d_output` (or `d_input` with
-    /// `divide_input`); 0 pre- or post-layers; a histogram without nodes, or (with a scaler
-    /// other than the identity) without edges.
-    pub fn init(&self, device: &Device) -> Result<PnaConv, NnError> {
+    /// [`NnError::InvalidConfig`] for no aggregator or scaler; `towers` 0 or not dividing
+    /// `d_output` (or `d_input` with `divide_input`); 0 pre- or post-layers; a histogram
+    /// without nodes, or (with a scaler other than the identity) without edges.
+    pub fn check(&self) -> Result<(), NnError> {
+        self.degrees().map(|_| ())
+    }
+
+    /// The average degree and log-degree of the histogram, once the configuration is checked.
+    fn degrees(&self) -> Result<(f64, f64), NnError> {
         let invalid = |what: String| Err(NnError::InvalidConfig(format!("PnaConv: {what}")));
         let t = self.towers;
         if self.aggregators.is_empty() || self.scalers.is_empty() {
@@ -156,6 +161,17 @@ impl PnaConvConfig {
         if avg_degree == 0.0 && self.scalers.iter().any(divides) {
             return invalid("a degree scaler over a histogram of isolated nodes only".into());
         }
+        Ok((avg_degree, avg_log_degree))
+    }
+
+    /// A [`PnaConv`] with Burn's default `Linear` initialisation.
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> PnaConv {
+        let (avg_degree, avg_log_degree) =
+            self.degrees().unwrap_or_else(|e| panic!("burn-gnn: {e}"));
+        let t = self.towers;
         let f_in = if self.divide_input {
             self.d_input / t
         } else {
@@ -170,7 +186,7 @@ impl PnaConvConfig {
                 .collect()
         };
         let message_width = if self.edge_dim.is_some() { 3 } else { 2 } * f_in;
-        Ok(PnaConv {
+        PnaConv {
             edge_encoder: self
                 .edge_dim
                 .map(|d| LinearConfig::new(d, f_in).init(device)),
@@ -186,7 +202,7 @@ impl PnaConvConfig {
             avg_degree,
             avg_log_degree,
             divide_input: self.divide_input,
-        })
+        }
     }
 }
 

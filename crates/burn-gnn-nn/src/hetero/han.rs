@@ -81,15 +81,23 @@ pub struct HanConv {
 }
 
 impl HanConvConfig {
-    /// A [`HanConv`] with Burn's default `Linear`s and Glorot attention vectors.
+    /// Whether the configuration is in range.
     ///
     /// # Errors
-    /// `d_output` not divisible by `heads`.
-    pub fn init(&self, device: &Device) -> Result<HanConv, NnError> {
+    /// [`NnError::InvalidConfig`] for `d_output` not divisible by `heads`.
+    pub fn check(&self) -> Result<(), NnError> {
+        super::head_dim("HanConv", self.d_output, self.heads).map(|_| ())
+    }
+
+    /// A [`HanConv`] with Burn's default `Linear`s and Glorot attention vectors.
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> HanConv {
         let (h, o) = (self.heads, self.d_output);
-        let d = super::head_dim("HanConv", o, h)?;
+        let d = super::head_dim("HanConv", o, h).unwrap_or_else(|e| panic!("burn-gnn: {e}"));
         let r = self.edge_types.len();
-        Ok(HanConv {
+        HanConv {
             proj: self
                 .node_types
                 .iter()
@@ -105,7 +113,7 @@ impl HanConvConfig {
             heads: h,
             d_output: o,
             negative_slope: self.negative_slope,
-        })
+        }
     }
 }
 

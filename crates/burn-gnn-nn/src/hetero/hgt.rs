@@ -75,21 +75,29 @@ pub struct HgtConv {
 }
 
 impl HgtConvConfig {
+    /// Whether the configuration is in range.
+    ///
+    /// # Errors
+    /// [`NnError::InvalidConfig`] for `d_output` not divisible by `heads`.
+    pub fn check(&self) -> Result<(), NnError> {
+        super::head_dim("HgtConv", self.d_output, self.heads).map(|_| ())
+    }
+
     /// An [`HgtConv`]: Burn's default `Linear`s, Glorot relation matrices, priors and skip
     /// gates at 1 (as PyG).
     ///
-    /// # Errors
-    /// `d_output` not divisible by `heads`.
-    pub fn init(&self, device: &Device) -> Result<HgtConv, NnError> {
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> HgtConv {
         let (h, o) = (self.heads, self.d_output);
-        let d = super::head_dim("HgtConv", o, h)?;
+        let d = super::head_dim("HgtConv", o, h).unwrap_or_else(|e| panic!("burn-gnn: {e}"));
         let (t, r) = (self.node_types.len(), self.edge_types.len());
         let lins = |i: usize| {
             (0..t)
                 .map(|_| LinearConfig::new(i, o).init(device))
                 .collect::<Vec<_>>()
         };
-        Ok(HgtConv {
+        HgtConv {
             k_lin: lins(self.d_input),
             q_lin: lins(self.d_input),
             v_lin: lins(self.d_input),
@@ -102,7 +110,7 @@ impl HgtConvConfig {
             edge_types: self.edge_types.clone(),
             heads: h,
             d_output: o,
-        })
+        }
     }
 }
 

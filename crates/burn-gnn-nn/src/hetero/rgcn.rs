@@ -66,35 +66,43 @@ pub struct RgcnConv {
 }
 
 impl RgcnConvConfig {
-    /// An [`RgcnConv`] with Glorot weights and a zero bias.
+    /// Whether the configuration is in range.
     ///
     /// # Errors
-    /// Both decompositions at once, zero bases or blocks, or blocks that do not divide the
-    /// widths.
-    pub fn init(&self, device: &Device) -> Result<RgcnConv, NnError> {
-        let (i, o, r) = (self.d_input, self.d_output, self.num_relations);
+    /// [`NnError::InvalidConfig`] for both decompositions at once, zero bases or blocks, or
+    /// blocks that do not divide the widths.
+    pub fn check(&self) -> Result<(), NnError> {
+        let (i, o) = (self.d_input, self.d_output);
         let bad = |m: String| Err(NnError::InvalidConfig(m));
-        let (mut weight, mut comp, mut blocks) = (None, None, None);
         match (self.num_bases, self.num_blocks) {
             (Some(_), Some(_)) => {
-                return bad("RgcnConv: num_bases and num_blocks exclude each other".into());
+                bad("RgcnConv: num_bases and num_blocks exclude each other".into())
             }
-            (Some(0), _) | (_, Some(0)) => return bad("RgcnConv: zero bases or blocks".into()),
-            (Some(b), None) => {
+            (Some(0), _) | (_, Some(0)) => bad("RgcnConv: zero bases or blocks".into()),
+            (None, Some(b)) if i % b != 0 || o % b != 0 => bad(format!(
+                "RgcnConv: {b} blocks do not divide d_input = {i} and d_output = {o}"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// An [`RgcnConv`] with Glorot weights and a zero bias.
+    ///
+    /// # Panics
+    /// With [`check`](Self::check)'s message for a configuration out of range.
+    pub fn init(&self, device: &Device) -> RgcnConv {
+        crate::error::expect_valid(self.check());
+        let (i, o, r) = (self.d_input, self.d_output, self.num_relations);
+        let (mut weight, mut comp, mut blocks) = (None, None, None);
+        match (self.num_bases, self.num_blocks) {
+            (Some(b), _) => {
                 weight = Some(glorot([b, i, o], i, o, device));
                 comp = Some(glorot([r, b], r, b, device));
             }
-            (None, Some(b)) => {
-                if i % b != 0 || o % b != 0 {
-                    return bad(format!(
-                        "RgcnConv: {b} blocks do not divide d_input = {i} and d_output = {o}"
-                    ));
-                }
-                blocks = Some(glorot([r, b, i / b, o / b], i / b, o / b, device));
-            }
+            (None, Some(b)) => blocks = Some(glorot([r, b, i / b, o / b], i / b, o / b, device)),
             (None, None) => weight = Some(glorot([r, i, o], i, o, device)),
         }
-        Ok(RgcnConv {
+        RgcnConv {
             weight,
             comp,
             blocks,
@@ -102,7 +110,7 @@ impl RgcnConvConfig {
             bias: self.bias.then(|| zeros([o], device)),
             num_relations: r,
             d_output: o,
-        })
+        }
     }
 }
 

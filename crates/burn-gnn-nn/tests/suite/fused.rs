@@ -46,8 +46,8 @@ fn sparse_first_layer_matches_the_dense_forward_and_gradients() {
             host(x.clone()),
             "{name}: round trip"
         );
-        let gat = GatConfig::new(f, 8, 3).with_heads(2).init(&dev).unwrap();
-        let gcn = GcnConfig::new(f, 8, 3).init(&dev).unwrap();
+        let gat = GatConfig::new(f, 8, 3).with_heads(2).init(&dev);
+        let gcn = GcnConfig::new(f, 8, 3).init(&dev);
         let pairs = [
             (
                 gat.forward(x.clone(), &g),

@@ -399,7 +399,7 @@ fn second_batch_conforms() {
     );
     conformance(
         "ChebConv(K=3)",
-        |d| ChebConvConfig::new(3, 4, 3).init(d).unwrap(),
+        |d| ChebConvConfig::new(3, 4, 3).init(d),
         |l, x, g| l.forward(x, g),
         3,
         4,
@@ -418,14 +418,14 @@ fn second_batch_conforms() {
     );
     conformance(
         "EdgeConv",
-        |d| EdgeConvConfig::new(3, 5, 4).init(d).unwrap(),
+        |d| EdgeConvConfig::new(3, 5, 4).init(d),
         |l, x, g| l.forward(x, g),
         3,
         4,
     );
     conformance(
         "DynamicEdgeConv(k=3)",
-        |d| DynamicEdgeConvConfig::new(3, 5, 4, 3).init(d).unwrap(),
+        |d| DynamicEdgeConvConfig::new(3, 5, 4, 3).init(d),
         |l, x, g| l.forward(x, g),
         3,
         4,
@@ -435,7 +435,7 @@ fn second_batch_conforms() {
         |d| {
             let gin = GinConvConfig::new(4, 6, 4).init(d);
             let config = GpsConvConfig::new(4).with_heads(2).with_norm(GpsNorm::None);
-            config.init::<GinConv>(Some(gin), d).unwrap()
+            config.init::<GinConv>(Some(gin), d)
         },
         |l, x, g| l.forward(x, g, None),
         4,
@@ -458,7 +458,7 @@ fn thin_models_conform() {
             let config = GraphGpsConfig::new(3, 4, 2)
                 .with_num_layers(2)
                 .with_heads(2);
-            config.with_norm(GpsNorm::None).init(d).unwrap()
+            config.with_norm(GpsNorm::None).init(d)
         },
         |l, x, g| l.forward(x, g),
         3,
@@ -466,7 +466,7 @@ fn thin_models_conform() {
     );
     conformance(
         "Gcn",
-        |d| GcnConfig::new(3, 4, 2).with_num_layers(3).init(d).unwrap(),
+        |d| GcnConfig::new(3, 4, 2).with_num_layers(3).init(d),
         |l, x, g| l.forward(x, g),
         3,
         2,
@@ -479,7 +479,6 @@ fn thin_models_conform() {
                 .with_jk(Some(JumpingKnowledge::Cat))
                 .with_activation(Activation::Elu)
                 .init(d)
-                .unwrap()
         },
         |l, x, g| l.forward(x, g),
         3,
@@ -492,7 +491,6 @@ fn thin_models_conform() {
                 .with_num_layers(3)
                 .with_jk(Some(JumpingKnowledge::Max))
                 .init(d)
-                .unwrap()
         },
         |l, x, g| l.forward(x, g),
         3,
@@ -501,22 +499,21 @@ fn thin_models_conform() {
     let gat = GatConfig::new(3, 4, 2).with_num_layers(3).with_heads(2);
     conformance(
         "Gat(2 heads)",
-        |d| gat.init(d).unwrap(),
+        |d| gat.init(d),
         |l, x, g| l.forward(x, g),
         3,
         2,
     );
     let flex = burn::tensor::Device::flex();
+    let bad_gat = gat.clone().with_heads(3);
+    assert!(bad_gat.check().is_err(), "3 heads do not divide 4");
     assert!(
-        gat.clone().with_heads(3).init(&flex).is_err(),
-        "3 heads do not divide 4"
+        panics(|| bad_gat.init(&flex)),
+        "init refuses what check refuses"
     );
-    assert!(
-        GcnConfig::new(3, 4, 2)
-            .with_num_layers(0)
-            .init(&flex)
-            .is_err()
-    );
+    let bad_gcn = GcnConfig::new(3, 4, 2).with_num_layers(0);
+    assert!(bad_gcn.check().is_err());
+    assert!(panics(|| bad_gcn.init(&flex)));
 }
 
 #[test]
@@ -654,11 +651,15 @@ fn pna_conv_conforms() {
                 PnaConvConfig::new(4, 6, vec![2, 5, 4, 1])
                     .with_towers(towers)
                     .init(d)
-                    .unwrap()
             },
             |l, x, g| l.forward(x, g, None),
             4,
             6,
         );
     }
+}
+
+/// Whether `f` panics: an infallible `init` refuses a configuration its `check` refuses.
+pub fn panics<T>(f: impl FnOnce() -> T) -> bool {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err()
 }

@@ -151,20 +151,16 @@ fn layers(device: &Device) -> Vec<(&'static str, Layer, bool)> {
     );
     let hgt = HgtConvConfig::new(D, D, types.clone(), rels.clone())
         .with_heads(2)
-        .init(device)
-        .unwrap();
+        .init(device);
     let han = HanConvConfig::new(D, D, types, rels.clone())
         .with_heads(2)
-        .init(device)
-        .unwrap();
+        .init(device);
     let rgcn = RgcnConvConfig::new(D, D, rels.len())
         .with_num_bases(Some(2))
-        .init(device)
-        .unwrap();
+        .init(device);
     let rgcn_blocks = RgcnConvConfig::new(D, D, rels.len())
         .with_num_blocks(Some(2))
-        .init(device)
-        .unwrap();
+        .init(device);
     vec![
         (
             "HeteroSage(sum)",
@@ -325,8 +321,7 @@ fn hetero_layers_give_finite_gradients() {
         };
         let hgt = HgtConvConfig::new(D, D, types.clone(), rels.clone())
             .with_heads(2)
-            .init(&device)
-            .unwrap();
+            .init(&device);
         let grads = loss(hgt.forward(&x, &g).unwrap()).backward();
         let mut v = FiniteGrads {
             grads: &grads,
@@ -338,8 +333,7 @@ fn hetero_layers_give_finite_gradients() {
         assert!(v.seen > 0, "{dev_name}: HgtConv parameters got gradients");
         let han = HanConvConfig::new(D, D, types, rels.clone())
             .with_heads(2)
-            .init(&device)
-            .unwrap();
+            .init(&device);
         let grads = loss(han.forward(&x, &g).unwrap()).backward();
         let mut v = FiniteGrads {
             grads: &grads,
@@ -363,8 +357,7 @@ fn hetero_layers_give_finite_gradients() {
         assert!(v.seen > 0);
         let rgcn = RgcnConvConfig::new(D, D, rels.len())
             .with_num_bases(Some(2))
-            .init(&device)
-            .unwrap();
+            .init(&device);
         let grads = loss(rgcn_hetero(&rgcn, &x, &g)).backward();
         let mut v = FiniteGrads {
             grads: &grads,

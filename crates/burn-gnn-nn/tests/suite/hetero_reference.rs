@@ -31,7 +31,7 @@ fn rgcn_matches_reference() {
                 RgcnConvConfig::new(d_in, d_out, r).with_num_blocks(Some(2)),
             ),
         ] {
-            let conv = cfg.init(&device).unwrap();
+            let conv = cfg.init(&device);
             let got = host(conv.forward(x.clone(), &g, ints(&types, &device)));
             // W_r as dense [d_in, d_out] host matrices.
             let w: Vec<Vec<f64>> = match name {
@@ -99,10 +99,9 @@ fn rgcn_matches_reference() {
             }
             assert_close(&got, &want, 1e-4, &format!("{dev_name} RGCN {name}"));
         }
-        let bad = RgcnConvConfig::new(5, 6, 2)
-            .with_num_blocks(Some(2))
-            .init(&device);
-        assert!(bad.is_err(), "blocks must divide the widths");
+        let bad = RgcnConvConfig::new(5, 6, 2).with_num_blocks(Some(2));
+        assert!(bad.check().is_err(), "blocks must divide the widths");
+        assert!(crate::harness::panics(|| bad.init(&device)));
     }
 }
 

@@ -156,13 +156,13 @@ fn gae_and_vgae_losses_match_the_reference() {
         let (pos, neg) = (pairs(&mut rng, n, 10), pairs(&mut rng, n, 10));
         let idx = |p: &(Vec<i64>, Vec<i64>)| (ints(&p.0, &device), ints(&p.1, &device));
 
-        let gae = Gae::new(GcnConfig::new(d_in, 8, 4).init(&device).unwrap());
+        let gae = Gae::new(GcnConfig::new(d_in, 8, 4).init(&device));
         let z = gae.encode(x.clone(), &g);
         let want = recon_reference(&host(z.clone()), 4, &pos, &neg);
         let got = host(gae.recon_loss(z, idx(&pos), idx(&neg)));
         assert_close(&got, &[want], 1e-5, &format!("{name}: GAE loss"));
 
-        let vgae = Vgae::new(GcnConfig::new(d_in, 8, 8).init(&device).unwrap());
+        let vgae = Vgae::new(GcnConfig::new(d_in, 8, 8).init(&device));
         let emb = vgae.encode(x.clone(), &g);
         let out = host(encoder_output(&vgae, x, &g));
         let (mu, ls): (Vec<f64>, Vec<f64>) = (
@@ -210,7 +210,7 @@ fn encoder_output(
 fn vgae_rejects_an_odd_encoder_width() {
     let device = burn::tensor::Device::flex();
     let g = graph(&[0], &[1], 2, &device);
-    let vgae = Vgae::new(GcnConfig::new(3, 4, 5).init(&device).unwrap());
+    let vgae = Vgae::new(GcnConfig::new(3, 4, 5).init(&device));
     vgae.encode(Tensor::<2>::ones([2, 3], &device), &g);
 }
 

@@ -124,7 +124,7 @@ fn pna_conv_matches_its_formulas() {
                 .with_divide_input(true),
         ];
         for config in configs {
-            let layer = config.init(&device).unwrap();
+            let layer = config.init(&device);
             let edges = config.edge_dim.map(|_| e.clone());
             let got = host(layer.forward(x.clone(), &g, edges));
             let edge_values = config.edge_dim.map(|_| ev.as_slice());
@@ -148,6 +148,7 @@ fn pna_conv_rejects_bad_configurations() {
         PnaConvConfig::new(4, 4, histogram).with_pre_layers(0),
         PnaConvConfig::new(4, 4, vec![5]),
     ] {
-        assert!(bad.init(&device).is_err(), "{bad:?}");
+        assert!(bad.check().is_err(), "{bad:?}");
+        assert!(crate::harness::panics(|| bad.init(&device)), "{bad:?}");
     }
 }

@@ -44,9 +44,7 @@ fn dynamic_edge_conv_is_edge_conv_over_the_knn_graph_of_its_input() {
             .flat_map(|(gid, &s)| std::iter::repeat_n(gid, s))
             .collect();
         for k in [1, 4, 20] {
-            let conv = DynamicEdgeConvConfig::new(3, 5, 4, k)
-                .init(&device)
-                .unwrap();
+            let conv = DynamicEdgeConvConfig::new(3, 5, 4, k).init(&device);
             let got = host(conv.forward(x.clone(), &g));
             let (s, r) = brute_knn(&xs, 3, &graph_of, k);
             let knn = graph(&s, &r, n, &device);
@@ -164,8 +162,7 @@ fn gps_attention_equals_dense_attention_per_graph() {
             let conv = GpsConvConfig::new(8)
                 .with_heads(heads)
                 .with_norm(GpsNorm::None)
-                .init::<GinConv>(Some(gin), &device)
-                .unwrap();
+                .init::<GinConv>(Some(gin), &device);
             let want = dense_attention(&conv, x.clone(), &sizes);
             let what = format!("{name} GPS attention, {heads} heads");
             assert_close(
@@ -187,9 +184,8 @@ fn gps_attention_equals_dense_attention_per_graph() {
                 &format!("{name} GpsConv, {heads} heads"),
             );
         }
-        let bad = GpsConvConfig::new(8)
-            .with_heads(3)
-            .init::<GinConv>(None, &device);
-        assert!(bad.is_err(), "{name}: 3 heads for 8 channels");
+        let bad = GpsConvConfig::new(8).with_heads(3);
+        assert!(bad.check().is_err(), "{name}: 3 heads for 8 channels");
+        assert!(crate::harness::panics(|| bad.init::<GinConv>(None, &device)));
     }
 }

@@ -58,7 +58,7 @@ fn propagation_layers_match_dense_references() {
             );
         }
         // Chebyshev, K = 3: L̃ = -D^-1/2 A D^-1/2 without loops, degrees over senders.
-        let cheb = ChebConvConfig::new(3, 2, 3).init(&d).unwrap();
+        let cheb = ChebConvConfig::new(3, 2, 3).init(&d);
         let mut l = vec![0.0; n * n];
         let mut deg = vec![0.0; n];
         (0..s.len())
@@ -135,7 +135,7 @@ fn edge_mlp_layers_match_references() {
             &format!("GineConv on {name}"),
         );
         // EdgeConv (max): max_j h([x_i, x_j - x_i]), 0 without incoming edges.
-        let ec = EdgeConvConfig::new(3, 4, 2).init(&d).unwrap();
+        let ec = EdgeConvConfig::new(3, 4, 2).init(&d);
         let mut want = vec![f64::NEG_INFINITY; n * 2];
         for k in 0..s.len() {
             let (i, j) = (r[k] as usize, s[k] as usize);
