@@ -47,7 +47,7 @@ use burn_gnn_data::synthetic::{SplitMix64, erdos_renyi, watts_strogatz};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 use burn_gnn_nn::{
     Activation, EdgeConvConfig, Gat, GatConfig, GatConvConfig, Gcn, GcnConfig, GcnConvConfig,
-    GinConvConfig, GineConvConfig, GraphConvConfig, SageConvConfig,
+    GcnInput, GinConvConfig, GineConvConfig, GraphConvConfig, SageConvConfig,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
@@ -319,7 +319,9 @@ fn conv(crit: &mut Criterion) {
                 b.iter(|| {
                     settled(
                         &device,
-                        gcn.forward_normalized(x.clone(), &norm).sum().backward(),
+                        gcn.forward_with(GcnInput::normalized(x.clone(), &norm))
+                            .sum()
+                            .backward(),
                     )
                 })
             });

@@ -10,8 +10,8 @@ use burn::tensor::activation::{gelu, leaky_relu, relu};
 use burn_gnn_graph::{GraphsTuple, SparseMatrix};
 
 use crate::{
-    GatConv, GatConvConfig, GatInput, GcnConv, GcnConvConfig, GcnNorm, GinConv, GinConvConfig,
-    NnError, SageConv, SageConvConfig,
+    GatConv, GatConvConfig, GatInput, GcnConv, GcnConvConfig, GcnInput, GcnNorm, GinConv,
+    GinConvConfig, NnError, SageConv, SageConvConfig,
 };
 
 /// The nonlinearity between a thin model's layers.
@@ -436,7 +436,7 @@ impl Gcn {
         let norm = self.convs[0].normalization(graph, None);
         let first = |x: &SparseMatrix| {
             let conv = &self.convs[0];
-            conv.forward_projected(x.matmul(conv.weight.val()), &norm)
+            conv.forward_with(GcnInput::normalized(x.matmul(conv.weight.val()), &norm).projected())
         };
         self.head.run_sparse(self.convs.len(), x, first, |i, h| {
             self.layer(i, h, graph, &norm)
@@ -455,7 +455,7 @@ impl Gcn {
         let alike = (conv.add_self_loops, conv.improved, conv.normalize)
             == (first.add_self_loops, first.improved, first.normalize);
         if alike {
-            conv.forward_normalized(h, norm)
+            conv.forward_with(GcnInput::normalized(h, norm))
         } else {
             conv.forward(h, graph)
         }

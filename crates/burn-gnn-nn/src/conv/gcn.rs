@@ -46,7 +46,7 @@ pub struct GcnConvConfig {
 /// `x: [N, d_input]`, `edge_weight: [E]` -> `[N, d_output]`.
 ///
 /// The normalisation depends only on the graph: compute it once with [`GcnConv::normalization`]
-/// and call [`GcnConv::forward_normalized`] in every epoch for a fixed graph (PyG's `cached`).
+/// and pass it as [`GcnInput::normalized`] in every epoch for a fixed graph (PyG's `cached`).
 #[derive(Module, Debug)]
 pub struct GcnConv {
     /// `[d_input, d_output]`, Glorot-initialised.
@@ -216,47 +216,106 @@ impl GcnConv {
         )
     }
 
-    /// The convolution with a precomputed normalisation.
-    ///
-    /// # Shapes
-    /// `x: [N, d_input]` -> `[N, d_output]`.
-    pub fn forward_normalized(&self, x: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
-        if x.dims()[0] == 0 {
-            // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
-            return crate::compat::no_rows(self.weight.dims()[1], &x);
-        }
-        self.forward_projected(burn_segment::linear(x, self.weight.val(), None), norm)
-    }
-
-    /// The convolution applied to features already multiplied by [`weight`](Self::weight),
-    /// `xw = x · W`: how a sparse input avoids the dense product (see
-    /// [`SparseMatrix::matmul`](burn_gnn_graph::SparseMatrix::matmul)).
-    ///
-    /// # Shapes
-    /// `xw: [N, d_output]` -> `[N, d_output]`.
-    pub fn forward_projected(&self, xw: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
-        let out = norm.apply(xw);
-        match &self.bias {
-            Some(b) => out + b.val().unsqueeze_dim(0),
-            None => out,
-        }
-    }
-
     /// The convolution over `graph`, unweighted.
     ///
     /// # Shapes
     /// `x: [N, d_input]` -> `[N, d_output]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_normalized(x, &self.normalization(graph, None))
+        self.forward_with(GcnInput::new(x, graph))
     }
 
-    /// The convolution over `graph` with edge weights `[E]`.
-    pub fn forward_weighted(
-        &self,
-        x: Tensor<2>,
-        graph: &GraphsTuple,
-        edge_weight: Tensor<1>,
-    ) -> Tensor<2> {
-        self.forward_normalized(x, &self.normalization(graph, Some(edge_weight)))
+    /// The convolution of a [`GcnInput`]: with edge weights, over a normalisation computed once
+    /// (PyG's `cached`), or on features already multiplied by [`weight`](Self::weight).
+    ///
+    /// # Shapes
+    /// `x: [N, d_input]` (projected: `[N, d_output]`), `edge_weight: [E]` -> `[N, d_output]`.
+    pub fn forward_with(&self, input: GcnInput) -> Tensor<2> {
+        let GcnInput { x, over, projected } = input;
+        if x.dims()[0] == 0 {
+            // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
+            return crate::compat::no_rows(self.weight.dims()[1], &x);
+        }
+        let xw = if projected {
+            x
+        } else {
+            burn_segment::linear(x, self.weight.val(), None)
+        };
+        let out = match over {
+            GcnOver::Norm(norm) => norm.apply(xw),
+            GcnOver::Graph(graph, w) => self.normalization(graph, w).apply(xw),
+        };
+        match &self.bias {
+            Some(b) => out + b.val().unsqueeze_dim(0),
+            None => out,
+        }
+    }
+}
+
+/// The input of [`GcnConv::forward_with`] and [`Appnp::forward_with`](crate::Appnp::forward_with)
+/// (Burn's `MhaInput` pattern): node features over a graph, with optional edge weights, or over
+/// a normalisation computed once; optionally features already projected.
+#[derive(Debug)]
+pub struct GcnInput<'a> {
+    x: Tensor<2>,
+    over: GcnOver<'a>,
+    projected: bool,
+}
+
+/// What a [`GcnInput`] propagates over.
+#[derive(Debug)]
+pub(crate) enum GcnOver<'a> {
+    /// A graph, normalised by the layer, with optional edge weights `[E]`.
+    Graph(&'a GraphsTuple, Option<Tensor<1>>),
+    /// A normalisation computed once.
+    Norm(&'a GcnNorm),
+}
+
+impl<'a> GcnInput<'a> {
+    /// Node features `x: [N, d_input]` over `graph`, unweighted.
+    pub fn new(x: Tensor<2>, graph: &'a GraphsTuple) -> Self {
+        GcnInput {
+            x,
+            over: GcnOver::Graph(graph, None),
+            projected: false,
+        }
+    }
+
+    /// Node features over a normalisation computed once with [`GcnConv::normalization`] (or
+    /// [`gcn_norm`]), reused in every epoch for a fixed graph (PyG's `cached`).
+    pub fn normalized(x: Tensor<2>, norm: &'a GcnNorm) -> Self {
+        GcnInput {
+            x,
+            over: GcnOver::Norm(norm),
+            projected: false,
+        }
+    }
+
+    /// Edge weights `e_ji`, `[E]` (default 1).
+    ///
+    /// # Panics
+    /// On an input made with [`normalized`](Self::normalized): the weights are part of the
+    /// normalisation, given to [`GcnConv::normalization`].
+    pub fn edge_weight(mut self, edge_weight: Tensor<1>) -> Self {
+        match &mut self.over {
+            GcnOver::Graph(_, w) => *w = Some(edge_weight),
+            GcnOver::Norm(_) => panic!(
+                "burn-gnn: GcnInput::edge_weight on a normalised input; give the weights to \
+                 GcnConv::normalization"
+            ),
+        }
+        self
+    }
+
+    /// The features are `x · W` already, `[N, d_output]`: how a sparse input avoids the dense
+    /// product (see [`SparseMatrix::matmul`](burn_gnn_graph::SparseMatrix::matmul)). APPNP has
+    /// no weight: for it this changes nothing.
+    pub fn projected(mut self) -> Self {
+        self.projected = true;
+        self
+    }
+
+    /// The features and what they propagate over.
+    pub(crate) fn into_parts(self) -> (Tensor<2>, GcnOver<'a>) {
+        (self.x, self.over)
     }
 }

@@ -66,11 +66,12 @@ impl GraphConv {
         self.propagate(x, graph, None)
     }
 
-    /// Applies the layer with edge weights `e_ji`.
+    /// Applies the layer with edge weights `e_ji` (PyG's `forward(x, edge_index,
+    /// edge_weight)`).
     ///
     /// # Shapes
     /// `x: [N, d_input]`, `edge_weight: [E]` -> `[N, d_output]`.
-    pub fn forward_weighted(
+    pub fn forward_with(
         &self,
         x: Tensor<2>,
         graph: &GraphsTuple,

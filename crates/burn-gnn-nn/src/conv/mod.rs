@@ -21,7 +21,7 @@ pub use dynamic_edge::{DynamicEdgeConv, DynamicEdgeConvConfig};
 pub use edge_mlp::{EdgeConv, EdgeConvConfig, GineConv, GineConvConfig};
 pub use gat::{GatConv, GatConvConfig, GatInput};
 pub use gatv2::{GatV2Conv, GatV2ConvConfig};
-pub use gcn::{GcnConv, GcnConvConfig, GcnNorm, gcn_norm};
+pub use gcn::{GcnConv, GcnConvConfig, GcnInput, GcnNorm, gcn_norm};
 pub use gin::{GinConv, GinConvConfig};
 pub use gps::{GpsConv, GpsConvConfig, GpsNorm};
 pub use graph_conv::{GraphConv, GraphConvConfig};

@@ -6,7 +6,7 @@ use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::GraphsTuple;
 
-use super::gcn::{GcnNorm, gcn_norm};
+use super::gcn::{GcnInput, GcnOver, gcn_norm};
 
 /// Configuration of an [`SgConv`]; defaults are PyG's `SGConv`.
 #[derive(Config, Debug)]
@@ -114,15 +114,31 @@ impl AppnpConfig {
 
 impl Appnp {
     /// Propagates `x` over `graph`.
+    ///
+    /// # Shapes
+    /// `x: [N, D]` -> `[N, D]`.
     pub fn forward(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-        self.forward_normalized(x, &gcn_norm(graph, None, self.add_self_loops, false, true))
+        self.forward_with(GcnInput::new(x, graph))
     }
 
-    /// Propagates with a precomputed normalisation (reuse it across epochs on a fixed graph).
-    pub fn forward_normalized(&self, x: Tensor<2>, norm: &GcnNorm) -> Tensor<2> {
+    /// Propagates a [`GcnInput`]: with edge weights, or over a normalisation computed once
+    /// (reuse it across epochs on a fixed graph).
+    ///
+    /// # Shapes
+    /// `x: [N, D]`, `edge_weight: [E]` -> `[N, D]`.
+    pub fn forward_with(&self, input: GcnInput) -> Tensor<2> {
+        let (x, over) = input.into_parts();
         if x.dims()[0] == 0 {
             return x;
         }
+        let owned;
+        let norm = match over {
+            GcnOver::Norm(norm) => norm,
+            GcnOver::Graph(graph, w) => {
+                owned = gcn_norm(graph, w, self.add_self_loops, false, true);
+                &owned
+            }
+        };
         let teleport = x.clone().mul_scalar(self.alpha);
         (0..self.k).fold(x, |h, _| {
             norm.apply(h).mul_scalar(1.0 - self.alpha) + teleport.clone()

@@ -4,7 +4,9 @@
 
 use burn::module::Param;
 use burn::tensor::Tensor;
-use burn_gnn_nn::{GatConvConfig, GatInput, GcnConvConfig, GinConvConfig, SageConvConfig};
+use burn_gnn_nn::{
+    GatConvConfig, GatInput, GcnConvConfig, GcnInput, GinConvConfig, SageConvConfig,
+};
 
 use crate::common::*;
 
@@ -108,7 +110,7 @@ fn gcn_matches_dense_symmetric_normalisation() {
                     ),
                     &d,
                 );
-                host(conv.forward_weighted(x, &g, wt))
+                host(conv.forward_with(GcnInput::new(x, &g).edge_weight(wt)))
             } else {
                 host(conv.forward(x, &g))
             };
