@@ -1,165 +1,19 @@
-//! Downloading the Planetoid raw files and the TU archives on first use (feature `download`, on
-//! by default).
+//! Downloading on first use (feature `download`, on by default): the HTTP transport the
+//! Planetoid and TU loaders fetch their files through, and OGB's archives.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::planetoid_files::{SOURCE, expected_sum, known, missing_in, sha256_hex, supply_hint};
-use crate::tu_files::{self, TU_SOURCE, files_of};
-use crate::{DataError, DownloadEvent, SOURCE_ENV, TU_SOURCE_ENV};
+use crate::{DataError, DownloadEvent};
 
 /// The largest file accepted (PubMed's biggest raw file is about 40 MB, the largest TU archive
 /// of the collection's common datasets under 100 MB).
-const MAX_BYTES: u64 = 256 << 20;
-
-/// Downloads the raw files of `name` that are missing from `dir` (creating it), verifying each
-/// against the committed SHA-256 sum before it is moved into place (a partial or wrong file is
-/// never left under its final name). Files already present are left alone; loading checks them.
-///
-/// The source is [`SOURCE_ENV`] if set, else the public repository PyG downloads from.
-///
-/// # Errors
-/// An unknown name, a network or HTTP error, an oversized or mismatching file (the message lists
-/// every file still missing and how to supply them), I/O errors.
-pub fn download_planetoid(
-    name: &str,
-    dir: &Path,
-    progress: impl FnMut(DownloadEvent),
-) -> Result<(), DataError> {
-    let source = std::env::var(SOURCE_ENV).unwrap_or_else(|_| SOURCE.to_string());
-    download_planetoid_from(&source, name, dir, progress)
-}
-
-/// [`download_planetoid`] from an explicit `source` URL (a mirror; files are fetched from
-/// `<source>/ind.<name>.<suffix>`).
-///
-/// # Errors
-/// As [`download_planetoid`].
-pub fn download_planetoid_from(
-    source: &str,
-    name: &str,
-    dir: &Path,
-    mut progress: impl FnMut(DownloadEvent),
-) -> Result<(), DataError> {
-    let name = known(name)?;
-    let source = source.trim_end_matches('/');
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| DataError::Io { path, source }
-    };
-    let missing: Vec<(String, &'static str)> = missing_in(dir, &name)
-        .into_iter()
-        .map(|file| {
-            let sum = expected_sum(&file).expect("a sum is committed for every raw file");
-            (file, sum)
-        })
-        .collect();
-    if !missing.is_empty() {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-    }
-    let agent = agent();
-    for (file, expected) in missing {
-        let path = dir.join(&file);
-        let url = format!("{source}/{file}");
-        let fail = |reason: String| DataError::Download {
-            url: url.clone(),
-            reason,
-            hint: supply_hint(dir, &missing_in(dir, &name)),
-        };
-        let bytes = fetch(&agent, &url, &file, &mut progress).map_err(fail)?;
-        let actual = sha256_hex(&bytes);
-        if actual != expected {
-            return Err(fail(format!(
-                "the file has SHA-256 {actual}, expected {expected}"
-            )));
-        }
-        write_atomically(&path, &bytes)?;
-        progress(DownloadEvent::Done { file });
-    }
-    Ok(())
-}
-
-/// Downloads `<NAME>.zip` of the TU dataset `name` (one of [`crate::TU_DATASETS`]) and unpacks
-/// its data files into `dir` (creating it), each verified against the committed SHA-256 sum
-/// before it is moved into place; the archive's other files (READMEs) are not kept. Files
-/// already present are left alone; loading checks them.
-///
-/// The source is [`TU_SOURCE_ENV`] if set, else the TU collection's site.
-///
-/// # Errors
-/// An unknown name, a network or HTTP error, an oversized or unreadable archive, an archive
-/// without a file or with a mismatching one, I/O errors.
-pub fn download_tu(
-    name: &str,
-    dir: &Path,
-    progress: impl FnMut(DownloadEvent),
-) -> Result<(), DataError> {
-    let source = std::env::var(TU_SOURCE_ENV).unwrap_or_else(|_| TU_SOURCE.to_string());
-    download_tu_from(&source, name, dir, progress)
-}
-
-/// [`download_tu`] from an explicit `source` URL (a mirror serving `<source>/<NAME>.zip`).
-///
-/// # Errors
-/// As [`download_tu`].
-pub fn download_tu_from(
-    source: &str,
-    name: &str,
-    dir: &Path,
-    mut progress: impl FnMut(DownloadEvent),
-) -> Result<(), DataError> {
-    let name = tu_files::known(name)?;
-    let missing = tu_files::missing_in(dir, name);
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let archive = format!("{name}.zip");
-    let url = format!("{}/{archive}", source.trim_end_matches('/'));
-    let fail = |reason: String| DataError::Download {
-        url: url.clone(),
-        reason,
-        hint: tu_files::supply_hint(dir, name, &tu_files::missing_in(dir, name)),
-    };
-    let bytes = fetch(&agent(), &url, &archive, &mut progress).map_err(fail)?;
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| fail(format!("not a zip archive: {e}")))?;
-    std::fs::create_dir_all(dir).map_err(|source| DataError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    for (file, expected) in files_of(name).filter(|(f, _)| missing.iter().any(|m| m == f)) {
-        // The archives hold `<NAME>/<file>`; match on the last component only.
-        let index = (0..zip.len())
-            .find(|&i| {
-                zip.name_for_index(i)
-                    .is_some_and(|n| n.is_ok_and(|n| n.rsplit('/').next() == Some(file)))
-            })
-            .ok_or_else(|| fail(format!("the archive has no {file}")))?;
-        let mut entry = zip
-            .by_index(index)
-            .map_err(|e| fail(format!("cannot read {file} in the archive: {e}")))?;
-        let mut data = Vec::new();
-        (&mut entry)
-            .take(MAX_BYTES + 1)
-            .read_to_end(&mut data)
-            .map_err(|e| fail(format!("cannot unpack {file}: {e}")))?;
-        let actual = sha256_hex(&data);
-        if actual != expected {
-            return Err(fail(format!(
-                "{file} has SHA-256 {actual}, expected {expected}"
-            )));
-        }
-        write_atomically(&dir.join(file), &data)?;
-    }
-    // The archive counts as verified once every file it was fetched for is.
-    progress(DownloadEvent::Done { file: archive });
-    Ok(())
-}
+pub(crate) const MAX_BYTES: u64 = 256 << 20;
 
 /// An HTTP agent on which a stalled connection fails instead of hanging: 30 s to connect, 60 s
 /// between reads.
-fn agent() -> ureq::Agent {
+pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_per_read(Some(Duration::from_secs(60)))
@@ -169,7 +23,7 @@ fn agent() -> ureq::Agent {
 
 /// The body of `url` (at most [`MAX_BYTES`]), its progress reported as `file`; the error is the
 /// reason.
-fn fetch(
+pub(crate) fn fetch(
     agent: &ureq::Agent,
     url: &str,
     file: &str,
@@ -235,7 +89,7 @@ fn content_length(response: &ureq::http::Response<ureq::Body>) -> Option<u64> {
 }
 
 /// Writes `bytes` to `path` through `<path>.part`, so a partial file never has the final name.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), DataError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| DataError::Io { path, source }

@@ -86,10 +86,7 @@ mod tu_text;
 
 pub use academic::{Academic, AcademicConfig};
 #[cfg(feature = "download")]
-pub use download::{
-    download_ogb, download_ogb_from, download_planetoid, download_planetoid_from, download_tu,
-    download_tu_from,
-};
+pub use download::{download_ogb, download_ogb_from};
 pub use error::DataError;
 pub use hetero_sampler::{HeteroNeighborLoader, HeteroNeighbors, HeteroSampledBatch};
 pub use karate::KarateClub;
@@ -99,6 +96,8 @@ pub use link::{
 };
 pub use planetoid::Planetoid;
 pub use planetoid_files::{CACHE_DIR, SOURCE_ENV};
+#[cfg(feature = "download")]
+pub use planetoid_files::{download_planetoid, download_planetoid_from};
 pub use point_clouds::{PointCloud, SOLID_SHAPES, SolidShape, point_cloud_batch, point_clouds};
 pub use sampler::{InNeighbors, NeighborLoader, RandomPartitionLoader, SampledBatch};
 pub use source::{DATA_DIR_ENV, DataSource, DownloadEvent};
@@ -108,6 +107,8 @@ pub use split::{
 };
 pub use tu::{TuDataset, TuFeatures, TuGraph};
 pub use tu_files::{TU_CACHE_DIR, TU_DATASETS, TU_SOURCE_ENV};
+#[cfg(feature = "download")]
+pub use tu_files::{download_tu, download_tu_from};
 
 /// Parses a pickle and reports whether this reader accepts it (for fuzzing the reader).
 #[doc(hidden)]

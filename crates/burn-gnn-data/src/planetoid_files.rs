@@ -216,7 +216,7 @@ impl Planetoid {
     ) -> Result<(Planetoid, DataSource), DataError> {
         let name = known(name)?;
         let download = download_step!(progress, |dir, progress| {
-            crate::download_planetoid(&name, dir, progress)
+            download_planetoid(&name, dir, progress)
         });
         open_in_order(
             data_dir,
@@ -273,7 +273,76 @@ impl Planetoid {
         dir: &Path,
         progress: impl FnMut(DownloadEvent),
     ) -> Result<Planetoid, DataError> {
-        crate::download_planetoid(name, dir, progress)?;
+        download_planetoid(name, dir, progress)?;
         Planetoid::load(name, dir)
     }
+}
+
+/// Downloads the raw files of `name` that are missing from `dir` (creating it), verifying each
+/// against the committed SHA-256 sum before it is moved into place (a partial or wrong file is
+/// never left under its final name). Files already present are left alone; loading checks them.
+///
+/// The source is [`SOURCE_ENV`] if set, else the public repository PyG downloads from.
+///
+/// # Errors
+/// An unknown name, a network or HTTP error, an oversized or mismatching file (the message lists
+/// every file still missing and how to supply them), I/O errors.
+#[cfg(feature = "download")]
+pub fn download_planetoid(
+    name: &str,
+    dir: &Path,
+    progress: impl FnMut(DownloadEvent),
+) -> Result<(), DataError> {
+    let source = std::env::var(SOURCE_ENV).unwrap_or_else(|_| SOURCE.to_string());
+    download_planetoid_from(&source, name, dir, progress)
+}
+
+/// [`download_planetoid`] from an explicit `source` URL (a mirror; files are fetched from
+/// `<source>/ind.<name>.<suffix>`).
+///
+/// # Errors
+/// As [`download_planetoid`].
+#[cfg(feature = "download")]
+pub fn download_planetoid_from(
+    source: &str,
+    name: &str,
+    dir: &Path,
+    mut progress: impl FnMut(DownloadEvent),
+) -> Result<(), DataError> {
+    let name = known(name)?;
+    let source = source.trim_end_matches('/');
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| DataError::Io { path, source }
+    };
+    let missing: Vec<(String, &'static str)> = missing_in(dir, &name)
+        .into_iter()
+        .map(|file| {
+            let sum = expected_sum(&file).expect("a sum is committed for every raw file");
+            (file, sum)
+        })
+        .collect();
+    if !missing.is_empty() {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    let agent = crate::download::agent();
+    for (file, expected) in missing {
+        let path = dir.join(&file);
+        let url = format!("{source}/{file}");
+        let fail = |reason: String| DataError::Download {
+            url: url.clone(),
+            reason,
+            hint: supply_hint(dir, &missing_in(dir, &name)),
+        };
+        let bytes = crate::download::fetch(&agent, &url, &file, &mut progress).map_err(fail)?;
+        let actual = sha256_hex(&bytes);
+        if actual != expected {
+            return Err(fail(format!(
+                "the file has SHA-256 {actual}, expected {expected}"
+            )));
+        }
+        crate::download::write_atomically(&path, &bytes)?;
+        progress(DownloadEvent::Done { file });
+    }
+    Ok(())
 }

@@ -135,7 +135,7 @@ impl TuDataset {
     ) -> Result<(TuDataset, DataSource), DataError> {
         let name = known(name)?;
         let download = download_step!(progress, |dir, progress| {
-            crate::download_tu(name, dir, progress)
+            download_tu(name, dir, progress)
         });
         open_in_order(
             data_dir,
@@ -210,4 +210,85 @@ fn embedded_file(name: &str, suffix: &str) -> Option<&'static [u8]> {
         let _ = (name, suffix);
         None
     }
+}
+
+/// Downloads `<NAME>.zip` of the TU dataset `name` (one of [`crate::TU_DATASETS`]) and unpacks
+/// its data files into `dir` (creating it), each verified against the committed SHA-256 sum
+/// before it is moved into place; the archive's other files (READMEs) are not kept. Files
+/// already present are left alone; loading checks them.
+///
+/// The source is [`TU_SOURCE_ENV`] if set, else the TU collection's site.
+///
+/// # Errors
+/// An unknown name, a network or HTTP error, an oversized or unreadable archive, an archive
+/// without a file or with a mismatching one, I/O errors.
+#[cfg(feature = "download")]
+pub fn download_tu(
+    name: &str,
+    dir: &Path,
+    progress: impl FnMut(DownloadEvent),
+) -> Result<(), DataError> {
+    let source = std::env::var(TU_SOURCE_ENV).unwrap_or_else(|_| TU_SOURCE.to_string());
+    download_tu_from(&source, name, dir, progress)
+}
+
+/// [`download_tu`] from an explicit `source` URL (a mirror serving `<source>/<NAME>.zip`).
+///
+/// # Errors
+/// As [`download_tu`].
+#[cfg(feature = "download")]
+pub fn download_tu_from(
+    source: &str,
+    name: &str,
+    dir: &Path,
+    mut progress: impl FnMut(DownloadEvent),
+) -> Result<(), DataError> {
+    use std::io::Read;
+    let name = known(name)?;
+    let missing = missing_in(dir, name);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let archive = format!("{name}.zip");
+    let url = format!("{}/{archive}", source.trim_end_matches('/'));
+    let fail = |reason: String| DataError::Download {
+        url: url.clone(),
+        reason,
+        hint: supply_hint(dir, name, &missing_in(dir, name)),
+    };
+    let bytes = crate::download::fetch(&crate::download::agent(), &url, &archive, &mut progress)
+        .map_err(fail)?;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+        .map_err(|e| fail(format!("not a zip archive: {e}")))?;
+    std::fs::create_dir_all(dir).map_err(|source| DataError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for (file, expected) in files_of(name).filter(|(f, _)| missing.iter().any(|m| m == f)) {
+        // The archives hold `<NAME>/<file>`; match on the last component only.
+        let index = (0..zip.len())
+            .find(|&i| {
+                zip.name_for_index(i)
+                    .is_some_and(|n| n.is_ok_and(|n| n.rsplit('/').next() == Some(file)))
+            })
+            .ok_or_else(|| fail(format!("the archive has no {file}")))?;
+        let mut entry = zip
+            .by_index(index)
+            .map_err(|e| fail(format!("cannot read {file} in the archive: {e}")))?;
+        let mut data = Vec::new();
+        (&mut entry)
+            .take(crate::download::MAX_BYTES + 1)
+            .read_to_end(&mut data)
+            .map_err(|e| fail(format!("cannot unpack {file}: {e}")))?;
+        let actual = crate::planetoid_files::sha256_hex(&data);
+        if actual != expected {
+            return Err(fail(format!(
+                "{file} has SHA-256 {actual}, expected {expected}"
+            )));
+        }
+        crate::download::write_atomically(&dir.join(file), &data)?;
+    }
+    // The archive counts as verified once every file it was fetched for is.
+    progress(DownloadEvent::Done { file: archive });
+    Ok(())
 }

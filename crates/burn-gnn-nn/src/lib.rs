@@ -52,7 +52,7 @@ pub use hetero::han::{HanConv, HanConvConfig};
 pub use hetero::hgt::{HgtConv, HgtConvConfig};
 pub use hetero::rgcn::{RgcnConv, RgcnConvConfig};
 pub use hetero::sage::{HeteroSage, HeteroSageConfig};
-pub use hetero::{BipartiteConv, HeteroConv, HeteroLayer, HeteroMerge, NodeFeatures};
+pub use hetero::{HeteroConv, HeteroLayer, HeteroMerge, NodeFeatures};
 pub use interpolate::knn_interpolate;
 pub use jraph::{
     DeepSets, GraphConvolution, GraphMapFeatures, InteractionNetwork, JraphGat, RelationNetwork,
@@ -61,7 +61,7 @@ pub use link::{
     Gae, InnerProductDecoder, MAX_LOGSTD, Pairs, Vgae, VgaeEmbedding, average_precision,
     bce_with_logits, kl_loss, recon_loss, roc_auc,
 };
-pub use message_passing::{EdgeInputs, MessagePassing, NodePair, RelationEdges};
+pub use message_passing::{BipartiteConv, EdgeInputs, MessagePassing, NodePair, RelationEdges};
 pub use models::{
     Activation, Gat, GatConfig, Gcn, GcnConfig, Gin, GinConfig, GraphSage, GraphSageConfig,
     JumpingKnowledge, StackHead,

@@ -373,3 +373,18 @@ fn run<M: MessagePassing>(
     };
     layer.update(aggregated, x_dst)
 }
+
+/// A convolution from a source node set to a target node set: one relation of a
+/// heterogeneous graph, as [`HeteroConv`](crate::HeteroConv) runs it.
+pub trait BipartiteConv {
+    /// Messages from `x_src` rows to `x_dst` rows along the relation's edges (ids or plans).
+    ///
+    /// # Shapes
+    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `E` edges -> `[N_dst, d_output]`.
+    fn forward_bipartite(
+        &self,
+        x_src: Tensor<2>,
+        x_dst: Tensor<2>,
+        edges: RelationEdges<'_>,
+    ) -> Tensor<2>;
+}

@@ -14,7 +14,7 @@ use burn::tensor::{Int, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph};
 use burn_segment::SegmentPlan;
 
-use crate::{GraphConv, MessagePassing, NnError, RelationEdges, SageConv};
+use crate::{BipartiteConv, NnError, RelationEdges};
 
 /// Node features by node type: the input and output of a heterogeneous layer.
 pub type NodeFeatures = BTreeMap<String, Tensor<2>>;
@@ -126,41 +126,6 @@ fn head_dim(layer: &str, d_output: usize, heads: usize) -> Result<usize, NnError
     }
     Ok(d_output / heads)
 }
-
-/// A convolution from a source node set to a target node set: one relation of a
-/// heterogeneous graph, as [`HeteroConv`] runs it.
-pub trait BipartiteConv {
-    /// Messages from `x_src` rows to `x_dst` rows along the relation's edges (ids or plans).
-    ///
-    /// # Shapes
-    /// `x_src: [N_src, d_input]`, `x_dst: [N_dst, d_input]`, `E` edges -> `[N_dst, d_output]`.
-    fn forward_bipartite(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        edges: RelationEdges<'_>,
-    ) -> Tensor<2>;
-}
-
-/// The `MessagePassing` layers whose relation form is their bipartite propagation.
-macro_rules! bipartite_by_propagation {
-    ($($layer:ty),*) => {$(
-        impl BipartiteConv for $layer {
-            /// The layer's `propagate` from `x_src` to `x_dst` (SAGE:
-            /// `W_1 · aggr_{j → i} x_src_j + W_2 x_dst_i`); targets without incoming edges
-            /// aggregate to 0.
-            fn forward_bipartite(
-                &self,
-                x_src: Tensor<2>,
-                x_dst: Tensor<2>,
-                edges: RelationEdges<'_>,
-            ) -> Tensor<2> {
-                self.propagate((x_src, x_dst), edges, None)
-            }
-        }
-    )*};
-}
-bipartite_by_propagation!(SageConv, GraphConv);
 
 /// One convolution per relation, merged per target node type: PyG's `HeteroConv`.
 ///
