@@ -153,12 +153,12 @@ mod activation;
 mod api;
 mod autodiff;
 mod backend;
-pub mod composite;
 pub mod cpu;
 #[cfg(feature = "cube")]
 mod cube;
 mod dense;
 mod fused;
+mod host;
 mod kind;
 mod linear;
 mod masked;
@@ -179,7 +179,7 @@ mod wgpu_probe;
 
 pub use activation::elu;
 pub use api::*;
-pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction};
+pub use backend::{SegmentBackend, SegmentExtreme, SegmentReduction, composite};
 #[cfg(feature = "cube")]
 #[doc(hidden)]
 pub use cube::wgpu_kernel_calls;

@@ -6,38 +6,11 @@
 //! gradient reaches them: all of it to the single witness, or `1 − t` and `t` to the two of a
 //! linear interpolation.
 
+pub use crate::host::QuantileInterpolation;
 use burn::tensor::{DType, Int, Tensor, TensorData};
 
-use crate::cpu::kernels::{CsrPlan, quantile_rows};
+use crate::host::{CsrPlan, quantile_rows};
 use crate::{SegmentError, SegmentIds, Segments};
-
-/// How a quantile between two ranks is taken (numpy's `method`, PyG's `interpolation`), for the
-/// position `h = q (m − 1)` in a segment's sorted values `v`, `i = ⌊h⌋`, `f = h − i`.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Default,
-    burn::serde::Serialize,
-    burn::serde::Deserialize,
-)]
-#[serde(crate = "burn::serde")]
-pub enum QuantileInterpolation {
-    /// `v[i] + f (v[i + 1] − v[i])`.
-    #[default]
-    Linear,
-    /// `v[i]`.
-    Lower,
-    /// `v[i + 1]` (`v[i]` when `f = 0`).
-    Higher,
-    /// The nearer of `v[i]` and `v[i + 1]`; half-way, the even rank (numpy's rounding).
-    Nearest,
-    /// `(v[i] + v[i + 1]) / 2` (`v[i]` when `f = 0`).
-    Midpoint,
-}
 
 /// The `q`-quantile of each segment's rows, per column: `[E, ...] -> [N, ...]`. NaN in gives
 /// NaN out; an empty segment gives NaN. The gradient reaches the witness rows (the smaller row

@@ -8,7 +8,6 @@ pub(crate) mod kernels;
 mod linear;
 mod memory;
 mod ops;
-pub(crate) mod simd;
 pub(crate) mod tensor;
 
 pub use memory::{

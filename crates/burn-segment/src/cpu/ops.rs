@@ -8,8 +8,8 @@ use burn::backend::{Backend, TensorMetadata};
 use burn::tensor::{DType, Shape};
 
 use super::kernels::{self, CsrPlan, Elem, FloatElem, IdElem, ScatterOp};
-use super::simd::Simd;
 use super::tensor::{CpuElem, CpuTensor};
+use crate::host::simd::Simd;
 use crate::plan::{SegmentIndex, SegmentPlanPrimitive};
 use crate::shape::flat_rows;
 use crate::{SegmentExtreme, SegmentReduction};
@@ -89,9 +89,9 @@ fn read_ids<T: CpuTensor>(
         (row_bytes, op): (usize, ScatterOp),
         wrap: fn(Cow<'a, [I]>) -> ScatterIds<'a>,
     ) -> Given<'a> {
-        let scan =
-            kernels::scan_ids(&ids, n).unwrap_or_else(|(row, id)| kernels::bad_id(row, id, n));
-        if matches!(scan, kernels::Scan::Sorted(_))
+        let scan = crate::host::scan_ids(&ids, n)
+            .unwrap_or_else(|(row, id)| crate::host::bad_id(row, id, n));
+        if matches!(scan, crate::host::Scan::Sorted(_))
             || !kernels::scatters(op, ids.len(), n, row_bytes)
         {
             return Given::Csr(CsrPlan::scanned(&ids, n, scan));
@@ -469,5 +469,113 @@ pub(super) fn usize_list<T: CpuTensor>(ids: &T) -> Cow<'_, [usize]> {
             Cow::Borrowed(v) => Cow::Borrowed(bytemuck::cast_slice(v)),
             v => Cow::Owned(v.iter().map(|&i| i as usize).collect()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use burn::tensor::DType;
+
+    use burn::tensor::TensorData;
+    use burn_flex::{FlexTensor, Layout};
+
+    use super::*;
+    use crate::host::CsrPlan;
+    use crate::{SegmentExtreme, SegmentReduction};
+
+    /// Counts the bytes allocated by threads marked `COUNTED` (a test's own rayon pool).
+    struct Counting;
+    static BYTES: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static COUNTED: Cell<bool> = const { Cell::new(false) };
+    }
+    fn count(bytes: usize) {
+        if COUNTED.try_with(Cell::get).unwrap_or(false) {
+            BYTES.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+    // SAFETY: every call is forwarded to `System` unchanged.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
+            count(layout.size());
+            unsafe { System.alloc(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
+            unsafe { System.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
+            count(new_size);
+            unsafe { System.realloc(ptr, layout, new_size) }
+        }
+    }
+    #[global_allocator]
+    static ALLOCATOR: Counting = Counting;
+
+    /// The bytes `f` allocates, run on a fresh pool of two counted threads.
+    fn bytes_allocated_by(f: impl FnOnce() + Send) -> usize {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .start_handler(|_| COUNTED.set(true))
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let before = BYTES.load(Ordering::Relaxed);
+            f();
+            BYTES.load(Ordering::Relaxed) - before
+        })
+    }
+
+    #[test]
+    fn column_sliced_inputs_are_reduced_without_a_copy() {
+        // Columns 16..32 of a [1e5, 64] tensor (6.4 MB), in 1000 sorted segments (32 KB out);
+        // the same view with every other column (not contiguous within a row) is copied.
+        let (rows, cols, n) = (100_000, 64, 1000);
+        let values: Vec<f32> = (0..rows * cols).map(|i| (i % 251) as f32).collect();
+        let full = FlexTensor::from_data(TensorData::new(values, [rows, cols]));
+        let view = |strides: [isize; 2]| {
+            let layout = Layout::new(Shape::from([rows, 16]), strides.to_vec(), 16);
+            FlexTensor::from_arc(full.data_arc(), layout, DType::F32)
+        };
+        let (sliced, every_other) = (view([64, 1]), view([64, 2]));
+        assert!(sliced.rows::<f32>().is_borrowed() && !every_other.rows::<f32>().is_borrowed());
+        let ids: Vec<i64> = (0..rows as i64).map(|i| i / 100).collect();
+        let plan = CsrPlan::new(&ids, n);
+        let every_op = |x: &FlexTensor| {
+            let sum = reduce(x.clone(), &plan, SegmentReduction::Sum);
+            let max = extreme(x.clone(), &plan, DType::I64, SegmentExtreme::Max);
+            let soft = softmax(x.clone(), &plan);
+            (sum, max, soft)
+        };
+        let view_bytes = rows * 16 * 4;
+        for (x, copied) in [(&sliced, false), (&every_other, true)] {
+            let reduced = bytes_allocated_by(|| {
+                reduce(x.clone(), &plan, SegmentReduction::Sum);
+                extreme(x.clone(), &plan, DType::I64, SegmentExtreme::Max);
+            });
+            // Outputs (2 × 64 KB at most) and per-task scratch only, unless the input is copied.
+            assert_eq!(
+                reduced >= view_bytes,
+                copied,
+                "{reduced} bytes, copied: {copied}"
+            );
+        }
+        // Softmax writes a [1e5, 16] output: one view's worth, and no copy of the input.
+        let soft = bytes_allocated_by(|| _ = softmax(sliced.clone(), &plan));
+        assert!(soft < view_bytes + view_bytes / 2, "{soft} bytes");
+        // Read in place or copied, the bits of the contiguous copy.
+        let bits = |(s, (m, a), f): (FlexTensor, (FlexTensor, FlexTensor), FlexTensor)| {
+            let f32s = |t: FlexTensor| -> Vec<u32> {
+                t.values::<f32>().iter().map(|v| v.to_bits()).collect()
+            };
+            let args = a.values::<i64>().to_vec();
+            (f32s(s), f32s(m), args, f32s(f))
+        };
+        for x in [&sliced, &every_other] {
+            assert_eq!(bits(every_op(x)), bits(every_op(&x.to_contiguous())));
+        }
     }
 }

@@ -8,13 +8,14 @@ use super::fused::{
     AttentionIndex, attention_backward, attention_dtypes, attention_softmax, sddmm, spmm,
     supports_fused,
 };
-use super::kernels::{CsrPlan, ScatterOp, topk_rows};
+use super::kernels::{CsrPlan, ScatterOp};
 use super::ops::{
     Given, IndexList, extreme, extreme_scattered, given, held_plan, index_list, plan, reduce,
     reduce_scattered, scatter_op, softmax, sum_masked, supports, with_index,
 };
 use super::tensor::CpuTensor;
 use crate::composite::picked_values;
+use crate::host::topk_rows;
 use crate::plan::SegmentIndex;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, composite};
 

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::{PairScore, PairSelection, PairSpec};
 use crate::composite::read_host;
-use crate::cpu::kernels::before;
+use crate::host::before;
 
 /// The element types pairs are scored in: f64 on the host, f32 in the CPU kernels.
 pub(crate) trait Real:

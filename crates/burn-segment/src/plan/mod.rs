@@ -4,7 +4,7 @@ use burn::backend::DispatchDevice;
 use burn::backend::{Backend, ExtensionType, tensor::IntTensor};
 use burn::tensor::{DType, Device, Int, Tensor, TensorData};
 
-use crate::cpu::kernels::CsrPlan;
+use crate::host::CsrPlan;
 use crate::validate::SegmentError;
 
 /// The backend form of a [`SegmentPlan`], as the planned methods of

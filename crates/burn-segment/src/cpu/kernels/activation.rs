@@ -2,9 +2,9 @@
 
 use core::mem::MaybeUninit;
 
-use super::elem::{FloatElem, LN2_HI, LN2_LO, LOG2E, ROUND, exp_poly};
 use super::{Alloc, Out, assume_written, for_each_chunk, output_unwritten};
-use crate::cpu::simd::{Simd, simd_dispatch};
+use crate::host::elem::{FloatElem, LN2_HI, LN2_LO, LOG2E, ROUND, exp_poly};
+use crate::host::simd::{Simd, simd_dispatch};
 
 /// Below this many values the kernels run on the calling thread: waking rayon's second thread
 /// costs more than the pass (a GAT layer's `[2708, 64]` on Cora is under it).
@@ -56,7 +56,7 @@ impl EluElem for f64 {
 }
 
 /// `e^x − 1` for `x ≤ 0` (NaN stays NaN; positive `x` gives an unspecified finite value), without
-/// a libm call so that loops over it vectorise. As [`exp_f32`](super::elem::exp_f32),
+/// a libm call so that loops over it vectorise. As [`exp_f32`](crate::host::elem::exp_f32),
 /// `x = k · ln 2 + r` with `|r| ≤ ln 2 / 2`, but `e^r − 1 = r + r² · p(r)` is kept apart from the
 /// 1, and the result is `2^k · (e^r − 1) + (2^k − 1)`: `e^x − 1` rounded from `e^x` loses all
 /// relative accuracy as `x` nears 0, this keeps it. Within 1 ulp of the correctly rounded value
@@ -185,7 +185,7 @@ pub(crate) fn elu_backward_in_place<T: EluElem>(x: &[T], grad: &mut [T], alpha: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::simd::Level;
+    use crate::host::simd::Level;
 
     /// The distance in ulps between two f32 of either sign (`-0.0` and `0.0` are 1 apart).
     fn ulps(a: f32, b: f32) -> i64 {

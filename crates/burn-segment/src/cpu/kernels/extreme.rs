@@ -5,12 +5,12 @@ use core::ops::Range;
 
 use rayon::prelude::*;
 
-use super::elem::{Elem, IdElem, pick_bits};
 use super::memory::{Alloc, Out, assume_written, output_unwritten};
-use super::plan::CsrPlan;
 use super::{Rows, chunk_tree, is_long, parallel};
 use crate::SegmentExtreme as Extreme;
-use crate::cpu::simd::{Level, Simd, simd_dispatch};
+use crate::host::csr::CsrPlan;
+use crate::host::elem::{Elem, IdElem, pick_bits};
+use crate::host::simd::{Level, Simd, simd_dispatch};
 
 /// Row indices as the extreme kernels track them: the same width as the data where possible,
 /// so that the value and index updates vectorise together.
@@ -278,7 +278,7 @@ simd_dispatch!(
 mod tests {
     use super::*;
     use crate::cpu::kernels::reduce_extreme_values;
-    use crate::cpu::kernels::testing::{bits, for_each_isa_case};
+    use crate::host::testing::{bits, for_each_isa_case};
 
     #[test]
     fn extremes_give_the_same_bits_and_arguments_on_every_instruction_set() {

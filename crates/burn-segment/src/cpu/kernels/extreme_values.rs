@@ -3,13 +3,13 @@
 
 use core::ops::Range;
 
-use super::elem::Elem;
 use super::extreme::{NoArg, combine, fold_row};
 use super::memory::{Alloc, Out};
-use super::plan::CsrPlan;
 use super::{Rows, chunk_tree, for_block, is_long, per_segment_run};
 use crate::SegmentExtreme as Extreme;
-use crate::cpu::simd::{Simd, simd_dispatch};
+use crate::host::csr::CsrPlan;
+use crate::host::elem::Elem;
+use crate::host::simd::{Simd, simd_dispatch};
 
 /// Max or min of each segment, values only: [`super::reduce_extreme`]'s values, without
 /// tracking or writing the arguments.
@@ -164,8 +164,8 @@ simd_dispatch!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::kernels::testing::{bits, for_each_width};
-    use crate::cpu::simd::Level;
+    use crate::host::simd::Level;
+    use crate::host::testing::{bits, for_each_width};
 
     #[test]
     fn values_only_extremes_keep_the_first_attaining_value_at_every_width() {

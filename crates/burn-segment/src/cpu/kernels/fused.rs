@@ -3,10 +3,10 @@
 
 use rayon::prelude::*;
 
-use super::elem::{Elem, FloatElem, IdElem};
 use super::memory::{Alloc, Out, assume_written, output_unwritten};
-use super::plan::{CsrPlan, GATHER_PREFETCH_DISTANCE, prefetch_row};
 use super::{RowsPtr, per_segment};
+use crate::host::csr::{CsrPlan, GATHER_PREFETCH_DISTANCE, prefetch_row};
+use crate::host::elem::{Elem, FloatElem, IdElem};
 
 /// Fused gather-weight-sum (see [`SegmentBackend::segment_spmm`](crate::SegmentBackend::segment_spmm)):
 /// `x` is `[N_src, d]` with `d = heads · c`, `weights` `[E, heads]`, `senders` `[E]` (already

@@ -7,21 +7,15 @@
 //! rayon threads; no result goes through an atomic (only the id scan's speculative offsets do).
 
 mod activation;
-mod elem;
 mod extreme;
 mod extreme_values;
 mod fused;
-mod group;
 mod linear;
 mod owned;
-mod plan;
-mod quantile;
 mod reduce;
-mod scan;
 mod scatter;
 mod scatter_extreme;
 mod softmax;
-mod topk;
 
 use core::mem::MaybeUninit;
 use core::ops::Range;
@@ -29,23 +23,19 @@ use core::ops::Range;
 use rayon::prelude::*;
 
 use super::memory;
+use crate::host::csr::{TO_L2, prefetch_bytes};
 use memory::{Alloc, Out, assume_written, output_unwritten};
-use plan::{TO_L2, prefetch_bytes};
 
+pub(crate) use crate::host::{CsrPlan, Elem, FloatElem, IdElem, Rows};
 pub(crate) use activation::{EluElem, elu, elu_backward, elu_backward_in_place, elu_in_place};
-pub(crate) use elem::{Elem, FloatElem, IdElem};
 pub(crate) use extreme::{extreme_simd, reduce_extreme};
 pub(crate) use extreme_values::reduce_extreme_values;
 pub(crate) use fused::{Attention, sddmm, spmm};
 pub(crate) use linear::{linear, linear_weight_grad};
-pub(crate) use plan::CsrPlan;
-pub(crate) use quantile::quantile_rows;
 pub(crate) use reduce::{MaskOf, count, reduce_product, reduce_sum, reduce_sum_masked};
-pub(crate) use scan::{Scan, bad_id, scan_ids};
 pub(crate) use scatter::{ScatterOp, scatter_sum, scatters};
 pub(crate) use scatter_extreme::{scatter_extreme, scatter_extreme_values};
 pub(crate) use softmax::{softmax, softmax_in_place};
-pub(crate) use topk::{before, topk_rows};
 
 /// Work below this weight ([`plan_work`]) runs on the calling thread: handing it to rayon's pool,
 /// whose second thread must be woken, cost more than it saved (`benches/RESULTS.md`).
@@ -215,103 +205,6 @@ unsafe fn assume_init_mut<T>(row: &mut [MaybeUninit<T>]) -> &mut [T] {
     unsafe { &mut *(row as *mut [MaybeUninit<T>] as *mut [T]) }
 }
 
-/// The rows a kernel reads: `len` rows of `width` values, row `r` starting at `r * stride` in
-/// `data`. A column-sliced tensor (`x.slice([.., a..b])`) is read in place with its parent's
-/// row stride; a contiguous one has `stride == width`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Rows<'a, T> {
-    data: &'a [T],
-    len: usize,
-    width: usize,
-    stride: usize,
-}
-
-impl<'a, T> Rows<'a, T> {
-    /// Contiguous rows of `width`: `data.len() / width` of them (none when `width` is 0).
-    #[cfg(test)]
-    pub(crate) fn new(data: &'a [T], width: usize) -> Self {
-        let len = data.len().checked_div(width).unwrap_or(0);
-        Self::strided(data, len, width, width)
-    }
-
-    /// `len` rows of `width` values `stride` apart (any stride, 0 included: the kernels only
-    /// read rows, so they may overlap).
-    ///
-    /// # Panics
-    /// If `data` is too short to hold the last row.
-    pub(crate) fn strided(data: &'a [T], len: usize, width: usize, stride: usize) -> Self {
-        let needed = match len {
-            0 => 0,
-            len => (len - 1) * stride + width,
-        };
-        assert!(
-            data.len() >= needed,
-            "burn-segment: {} values cannot hold {len} rows of {width} at a stride of {stride}",
-            data.len()
-        );
-        Self {
-            data,
-            len,
-            width,
-            stride,
-        }
-    }
-
-    /// Values per row.
-    #[inline(always)]
-    pub(crate) fn width(&self) -> usize {
-        self.width
-    }
-
-    /// Number of rows.
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Rows `range` (at most [`len`](Self::len)) as rows of their own: row 0 is `range.start`.
-    pub(crate) fn slice(&self, range: Range<usize>) -> Self {
-        assert!(range.start <= range.end && range.end <= self.len);
-        let data = match range.len() {
-            0 => &self.data[..0],
-            _ => &self.data[range.start * self.stride..],
-        };
-        Self::strided(data, range.len(), self.width, self.stride)
-    }
-
-    /// Row `r`.
-    #[inline(always)]
-    pub(crate) fn row(&self, r: usize) -> &'a [T] {
-        let start = r * self.stride;
-        &self.data[start..start + self.width]
-    }
-
-    /// Rows `range` as one contiguous slice, if the rows are contiguous (`stride == width`):
-    /// a loop over `chunks_exact(width)` of it checks no bounds per row.
-    #[inline(always)]
-    pub(crate) fn span(&self, range: Range<usize>) -> Option<&'a [T]> {
-        (self.stride == self.width)
-            .then(|| &self.data[range.start * self.width..range.end * self.width])
-    }
-
-    /// Values `cols` of row `r` (one bounds check, where `row(r)[cols]` takes two).
-    #[inline(always)]
-    pub(crate) fn cols(&self, r: usize, cols: Range<usize>) -> &'a [T] {
-        let start = r * self.stride;
-        debug_assert!(cols.end <= self.width);
-        &self.data[start + cols.start..start + cols.end]
-    }
-
-    /// Hints the CPU to load row `r` with x86's hint `HINT` ([`plan::TO_L1`] or
-    /// [`plan::TO_L2`]); touches no memory.
-    #[inline(always)]
-    pub(super) fn prefetch<const HINT: i32>(&self, r: usize) {
-        prefetch_bytes::<HINT>(
-            self.data.as_ptr().wrapping_add(r * self.stride) as *const u8,
-            self.width * core::mem::size_of::<T>(),
-        );
-    }
-}
-
 /// A raw pointer that rayon tasks may share; every task writes a disjoint set of rows.
 #[derive(Clone, Copy)]
 pub(super) struct RowsPtr<T>(*mut T);
@@ -350,16 +243,12 @@ impl<T> RowsPtr<T> {
     }
 }
 
-/// Test data shared by the kernels' unit tests.
-#[cfg(test)]
-mod testing;
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::SegmentExtreme as Extreme;
-    use crate::cpu::simd::Simd;
-    use testing::bits;
+    use crate::host::simd::Simd;
+    use crate::host::testing::bits;
 
     /// `f` run on a pool of `threads` threads.
     fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
@@ -433,7 +322,7 @@ mod tests {
                 .flat_map(|(s, &len)| std::iter::repeat_n(s as i64, len))
                 .collect();
             if shuffled {
-                let mut next = testing::lcg(3);
+                let mut next = crate::host::testing::lcg(3);
                 for i in (1..ids.len()).rev() {
                     ids.swap(i, next() % (i + 1));
                 }

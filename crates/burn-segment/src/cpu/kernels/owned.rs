@@ -3,8 +3,8 @@
 //! so that the loop that updates the output runs over those rows only. With AVX-512 a block is
 //! narrowed eight ids at a time by a compress; the scalar loop gives the same rows elsewhere.
 
-use super::elem::IdElem;
-use crate::cpu::simd::Simd;
+use crate::host::elem::IdElem;
+use crate::host::simd::Simd;
 
 /// Ids narrowed at a time.
 const BLOCK: usize = 1 << 10;
@@ -110,7 +110,7 @@ fn narrow<I: IdElem>(
     kept: &mut [u64; BLOCK],
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if simd.level() == crate::cpu::simd::Level::Avx512 {
+    if simd.level() == crate::host::simd::Level::Avx512 {
         // SAFETY: a `Simd` of this level exists only where the CPU supports AVX-512 F. A partial
         // block, or another id type, gets `None` and the scalar loop.
         if let Some(k) = unsafe { narrow_avx512(block, lo, per, kept) } {
@@ -181,8 +181,8 @@ fn narrow_avx512<I: IdElem>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::kernels::testing::lcg;
-    use crate::cpu::simd::Level;
+    use crate::host::simd::Level;
+    use crate::host::testing::lcg;
 
     fn rows_of<I: IdElem>(simd: Simd, ids: &[I], lo: usize, per: usize) -> Vec<(usize, usize)> {
         let owner = Owner {

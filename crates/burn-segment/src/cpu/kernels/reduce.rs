@@ -2,11 +2,11 @@
 
 use core::ops::Range;
 
-use super::elem::{Elem, IdElem};
 use super::memory::{Alloc, Out};
-use super::plan::{CsrPlan, TO_L2, prefetch_bytes};
 use super::{Rows, chunk_tree, for_block, is_long, per_segment, per_segment_run};
-use crate::cpu::simd::{Simd, simd_dispatch};
+use crate::host::csr::{CsrPlan, TO_L2, prefetch_bytes};
+use crate::host::elem::{Elem, IdElem};
+use crate::host::simd::{Simd, simd_dispatch};
 
 /// Sum of each segment's rows, 0 for empty ones, with the per-segment body compiled for `simd`
 /// and the output from `alloc`: in row order, or for a segment of more than [`CHUNK_ROWS`](super::CHUNK_ROWS)
@@ -277,8 +277,8 @@ pub fn count<I: IdElem>(plan: &CsrPlan) -> Vec<I> {
 mod tests {
     use super::*;
     use crate::cpu::kernels::Rows;
-    use crate::cpu::kernels::testing::{bits, for_each_isa_case, for_each_width};
-    use crate::cpu::simd::Level;
+    use crate::host::simd::Level;
+    use crate::host::testing::{bits, for_each_isa_case, for_each_width};
 
     #[test]
     fn sums_give_the_same_bits_on_every_instruction_set() {
@@ -329,7 +329,7 @@ mod tests {
             1 => f32::NEG_INFINITY,
             k => (k as f32 - 20.0) / 3.0,
         };
-        let mut next = crate::cpu::kernels::testing::lcg(5);
+        let mut next = crate::host::testing::lcg(5);
         for_each_isa_case(23, value, |rows, plan, shuffled| {
             let (e, d) = (plan.num_rows(), rows.width());
             let entries: Vec<u8> = (0..e * d)

@@ -10,12 +10,12 @@
 //! (an extreme is the same for any grouping). This file has the sums and what the owners share;
 //! the extremes are in [`scatter_extreme`](mod@super::scatter_extreme).
 
-use super::elem::{Elem, IdElem};
 use super::memory::{Alloc, Out, assume_written, output_unwritten};
 use super::owned::{Owner, each_owned, local};
-use super::plan::CsrPlan;
 use super::{CHUNK_ROWS, Rows, assume_init_mut, for_each_chunk, reduce_sum};
-use crate::cpu::simd::{Simd, simd_dispatch};
+use crate::host::csr::CsrPlan;
+use crate::host::elem::{Elem, IdElem};
+use crate::host::simd::{Simd, simd_dispatch};
 
 /// The most owners, and so the most threads this path serves: every owner reads all the ids,
 /// so with more threads the CSR plan's gather, which reads each id once, scales better.
@@ -272,9 +272,9 @@ mod tests {
     use super::*;
     use crate::SegmentExtreme as Extreme;
     use crate::cpu::kernels::scatter_extreme::{scatter_extreme, scatter_extreme_values};
-    use crate::cpu::kernels::testing::bits;
     use crate::cpu::kernels::{reduce_extreme, reduce_extreme_values};
-    use crate::cpu::simd::Level;
+    use crate::host::simd::Level;
+    use crate::host::testing::bits;
 
     /// Ids with two long segments (more than CHUNK_ROWS rows) owned together, empty segments
     /// and a shuffle.

@@ -9,14 +9,14 @@ use core::mem::MaybeUninit;
 
 use rayon::prelude::*;
 
-use super::elem::{Elem, IdElem};
 use super::extreme::{ArgIndex, NoArg, wins};
 use super::memory::{Alloc, Out, assume_written, output_unwritten};
 use super::owned::{Owner, each_owned};
 use super::scatter::{block, each_owner, parts, per_owner, splits_rows};
 use super::{Rows, assume_init_mut};
 use crate::SegmentExtreme as Extreme;
-use crate::cpu::simd::{Simd, simd_dispatch};
+use crate::host::elem::{Elem, IdElem};
+use crate::host::simd::{Simd, simd_dispatch};
 
 /// Max or min of each segment with the row that attains it (ties to the smaller row, the
 /// first NaN wins; identity and -1 when empty): `reduce_extreme`'s values and arguments.
@@ -280,7 +280,7 @@ simd_dispatch!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::kernels::testing::{bits, lcg};
+    use crate::host::testing::{bits, lcg};
 
     #[test]
     fn split_values_only_extremes_keep_the_row_order_bits_for_any_number_of_parts() {

@@ -5,11 +5,11 @@ use core::ops::Range;
 
 use rayon::prelude::*;
 
-use super::elem::FloatElem;
 use super::memory::{Alloc, Out, assume_written, output_unwritten};
-use super::plan::{CsrPlan, TO_L1};
 use super::{Rows, RowsPtr, chunk_tree, chunks, is_long};
-use crate::cpu::simd::{Simd, simd_dispatch};
+use crate::host::csr::{CsrPlan, TO_L1};
+use crate::host::elem::FloatElem;
+use crate::host::simd::{Simd, simd_dispatch};
 
 // ANCHOR: kernel_softmax
 /// Softmax of each segment's rows, column-wise, shifted by the segment maximum.
@@ -274,8 +274,8 @@ simd_dispatch!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::kernels::testing::{bits, lcg};
-    use crate::cpu::simd::Level;
+    use crate::host::simd::Level;
+    use crate::host::testing::{bits, lcg};
 
     #[test]
     fn softmax_in_place_gives_the_out_of_place_result_bit_for_bit() {

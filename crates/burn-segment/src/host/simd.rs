@@ -57,17 +57,17 @@ impl Simd {
 /// declared, `[$gen]` as passed. An `unsafe` body gets an `unsafe` dispatcher with its contract.
 macro_rules! simd_dispatch {
     ($(#[$attr:meta])* unsafe fn $($rest:tt)*) => {
-        $crate::cpu::simd::simd_dispatch!(@def [unsafe] $(#[$attr])* $($rest)*);
+        $crate::host::simd::simd_dispatch!(@def [unsafe] $(#[$attr])* $($rest)*);
     };
     ($(#[$attr:meta])* fn $($rest:tt)*) => {
-        $crate::cpu::simd::simd_dispatch!(@def [] $(#[$attr])* $($rest)*);
+        $crate::host::simd::simd_dispatch!(@def [] $(#[$attr])* $($rest)*);
     };
     (@def [$($qual:tt)*] $(#[$attr:meta])* $dispatch:ident = $body:ident [$($decl:tt)*] [$($gen:tt)*]
         ($($arg:ident: $ty:ty),* $(,)?)) => {
         $(#[$attr])*
         #[allow(clippy::too_many_arguments)]
         #[inline(always)]
-        $($qual)* fn $dispatch<$($decl)*>(simd: $crate::cpu::simd::Simd, $($arg: $ty),*) {
+        $($qual)* fn $dispatch<$($decl)*>(simd: $crate::host::simd::Simd, $($arg: $ty),*) {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx512f")]
@@ -87,9 +87,9 @@ macro_rules! simd_dispatch {
                 match simd.level() {
                     // SAFETY: a `Simd` of this level exists only where the CPU supports it;
                     // the rest of the contract is the dispatcher's.
-                    $crate::cpu::simd::Level::Avx512 => return unsafe { avx512::<$($gen)*>($($arg),*) },
-                    $crate::cpu::simd::Level::Avx2 => return unsafe { avx2::<$($gen)*>($($arg),*) },
-                    $crate::cpu::simd::Level::Base => {}
+                    $crate::host::simd::Level::Avx512 => return unsafe { avx512::<$($gen)*>($($arg),*) },
+                    $crate::host::simd::Level::Avx2 => return unsafe { avx2::<$($gen)*>($($arg),*) },
+                    $crate::host::simd::Level::Base => {}
                 }
             }
             #[cfg(not(target_arch = "x86_64"))]

@@ -3,7 +3,7 @@
 
 use rayon::prelude::*;
 
-use super::plan::CsrPlan;
+use super::csr::CsrPlan;
 
 /// A value top-k orders: NaN above every number.
 pub(crate) trait TopkKey: Copy + PartialOrd + Send + Sync {
@@ -259,7 +259,7 @@ mod tests {
 
     fn ranks_as_a_stable_sort_with(n: usize) {
         let d = 5usize;
-        let mut next = crate::cpu::kernels::testing::lcg(9);
+        let mut next = crate::host::testing::lcg(9);
         let e = 300;
         let ids: Vec<i64> = (0..e).map(|_| (next() % n) as i64).collect();
         let data: Vec<f64> = (0..e * d)

@@ -18,7 +18,7 @@ const PART_ROWS: usize = 1 << 16;
 ///
 /// # Panics
 /// If an id lies outside `[0, num_segments)` (the caller has checked them).
-pub(super) fn group_rows<I: IdElem>(ids: &[I], num_segments: usize) -> (Vec<usize>, Vec<usize>) {
+pub(crate) fn group_rows<I: IdElem>(ids: &[I], num_segments: usize) -> (Vec<usize>, Vec<usize>) {
     let e = ids.len();
     let parts = rayon::current_num_threads()
         .min(e / PART_ROWS)

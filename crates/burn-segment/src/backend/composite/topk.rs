@@ -9,7 +9,7 @@ use burn::tensor::{DType, IntDType, Shape, TensorData};
 use rayon::prelude::*;
 
 use super::read_host;
-use crate::cpu::kernels::{CsrPlan, topk_rows};
+use crate::host::{CsrPlan, topk_rows};
 
 /// Values `[N, k, C]` and rows `[N, k, C]` (the ids' dtype) of the `k` largest (or smallest)
 /// rows of each segment, per column (see `SegmentBackend::segment_topk`).

@@ -166,17 +166,17 @@ fn ldexp_f64(m: f64, e: i64) -> f64 {
 }
 
 /// `log2(e)`.
-pub(super) const LOG2E: f32 = core::f32::consts::LOG2_E;
+pub(crate) const LOG2E: f32 = core::f32::consts::LOG2_E;
 /// ln 2 split in two: the high part has 9 significant bits, so `n · LN2_HI` is exact.
-pub(super) const LN2_HI: f32 = 0.693_359_4;
+pub(crate) const LN2_HI: f32 = 0.693_359_4;
 /// The rest of ln 2.
-pub(super) const LN2_LO: f32 = -2.121_944_4e-4;
+pub(crate) const LN2_LO: f32 = -2.121_944_4e-4;
 /// 1.5 · 2^23: adding and subtracting it rounds to the nearest integer.
-pub(super) const ROUND: f32 = 12_582_912.0;
+pub(crate) const ROUND: f32 = 12_582_912.0;
 
 /// Cephes' polynomial `p(r)` with `e^r ≈ 1 + r + r² · p(r)` for `|r| ≤ ln 2 / 2`.
 #[inline(always)]
-pub(super) fn exp_poly(r: f32) -> f32 {
+pub(crate) fn exp_poly(r: f32) -> f32 {
     ((((1.987_569_1e-4 * r + 1.398_199_9e-3) * r + 8.333_452e-3) * r + 4.166_579_6e-2) * r
         + 1.666_666_5e-1)
         * r
@@ -287,7 +287,7 @@ impl IdElem for i64 {
         v
     }
 }
-pub(super) use pick_bits;
+pub(crate) use pick_bits;
 
 #[cfg(test)]
 mod tests {

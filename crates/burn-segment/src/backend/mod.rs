@@ -1,5 +1,7 @@
 //! The backend-extension trait: the primitive segment ops every backend provides.
 
+pub mod composite;
+
 use burn::backend::{
     Backend, backend_extension,
     tensor::{BoolTensor, FloatTensor, IntTensor},
@@ -8,7 +10,6 @@ use burn::backend::{
 #[cfg(feature = "cube")]
 use burn::tensor::Shape;
 
-use crate::composite;
 use crate::plan::SegmentIndex;
 #[cfg(feature = "cube")]
 use crate::shape::rows_shape;

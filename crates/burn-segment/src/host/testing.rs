@@ -3,7 +3,7 @@
 use super::{CsrPlan, Rows};
 
 /// A pseudo-random sequence (64-bit LCG, high bits).
-pub(super) fn lcg(seed: u64) -> impl FnMut() -> usize {
+pub(crate) fn lcg(seed: u64) -> impl FnMut() -> usize {
     let mut state = seed;
     move || {
         state = state
@@ -14,7 +14,7 @@ pub(super) fn lcg(seed: u64) -> impl FnMut() -> usize {
 }
 
 /// The bits of each value, every NaN alike.
-pub(super) fn bits(v: &[f32]) -> Vec<u32> {
+pub(crate) fn bits(v: &[f32]) -> Vec<u32> {
     v.iter()
         .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
         .collect()
@@ -24,7 +24,7 @@ pub(super) fn bits(v: &[f32]) -> Vec<u32> {
 /// 16, 37, 64, 70 and 100), ids into 40 segments (the last three empty), shuffled and then
 /// sorted, and a reference per segment and column: `fold` over the column's values in row
 /// order (`None` for an empty segment).
-pub(super) fn for_each_width(
+pub(crate) fn for_each_width(
     seed: u64,
     value: impl Fn(usize) -> f32,
     mut check: impl FnMut(Rows<f32>, &CsrPlan, &dyn Fn(usize, usize) -> Vec<f32>),
@@ -52,7 +52,7 @@ pub(super) fn for_each_width(
 /// Runs `check(rows, plan, shuffled)` on `900 × 37` values drawn by `value` (37 columns:
 /// two full blocks of 16, vector bodies, and a remainder) and ids into 60 segments, the last
 /// five empty: first shuffled, then sorted.
-pub(super) fn for_each_isa_case(
+pub(crate) fn for_each_isa_case(
     seed: u64,
     value: impl Fn(usize) -> f32,
     mut check: impl FnMut(Rows<f32>, &CsrPlan, bool),

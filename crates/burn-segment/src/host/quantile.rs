@@ -3,9 +3,37 @@
 
 use rayon::prelude::*;
 
-use super::plan::CsrPlan;
+use super::csr::CsrPlan;
 use super::topk::TopkKey;
-use crate::QuantileInterpolation as Interp;
+use QuantileInterpolation as Interp;
+
+/// How a quantile between two ranks is taken (numpy's `method`, PyG's `interpolation`), for the
+/// position `h = q (m − 1)` in a segment's sorted values `v`, `i = ⌊h⌋`, `f = h − i`.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    burn::serde::Serialize,
+    burn::serde::Deserialize,
+)]
+#[serde(crate = "burn::serde")]
+pub enum QuantileInterpolation {
+    /// `v[i] + f (v[i + 1] − v[i])`.
+    #[default]
+    Linear,
+    /// `v[i]`.
+    Lower,
+    /// `v[i + 1]` (`v[i]` when `f = 0`).
+    Higher,
+    /// The nearer of `v[i]` and `v[i + 1]`; half-way, the even rank (numpy's rounding).
+    Nearest,
+    /// `(v[i] + v[i + 1]) / 2` (`v[i]` when `f = 0`).
+    Midpoint,
+}
 
 /// The two witness rows of each segment's quantile `q`, per column, and the weight `t` of the
 /// second: the quantile is `lerp(x[lo], x[hi], t)` (`t = 0`: `x[lo]` alone). `[N, d]` each;

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use rayon::prelude::*;
 
 use super::elem::IdElem;
-use crate::cpu::simd::{Simd, simd_dispatch};
+use crate::host::simd::{Simd, simd_dispatch};
 
 /// The CPU contract for a bad id: a panic naming it, its position and `num_segments`.
 pub(crate) fn bad_id(row: usize, id: i64, num_segments: usize) -> ! {
@@ -185,7 +185,7 @@ fn block_offsets<I: IdElem>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::simd::Level;
+    use crate::host::simd::Level;
 
     /// The scan's answer worked out one id at a time: the first bad id, else the offsets of
     /// sorted ids or `Unsorted`.

@@ -68,7 +68,7 @@ impl CsrPlan<'_> {
     /// Panics unless the plan's segments hold exactly the rows of `len` elements of `width`
     /// (`what` names the data): a kernel that writes each row of its output through the plan,
     /// with no fill pass first, reads the output as written only if every row was.
-    pub(super) fn assert_holds_rows(&self, len: usize, width: usize, what: &str) {
+    pub(crate) fn assert_holds_rows(&self, len: usize, width: usize, what: &str) {
         assert!(
             self.num_rows() * width == len,
             "burn-segment: {what} has {len} elements, not the plan's {} rows of {width}",
@@ -95,7 +95,7 @@ impl CsrPlan<'_> {
     /// with x86's prefetch hint `HINT`
     /// ([`TO_L1`] or [`TO_L2`]).
     #[inline(always)]
-    pub(super) fn for_rows_prefetch_to<const HINT: i32, T>(
+    pub(crate) fn for_rows_prefetch_to<const HINT: i32, T>(
         &self,
         s: usize,
         rows: Rows<T>,
@@ -108,7 +108,7 @@ impl CsrPlan<'_> {
     /// ahead in the permutation when the ids were unsorted (see
     /// [`for_rows_prefetch_to`](Self::for_rows_prefetch_to)).
     #[inline(always)]
-    pub(super) fn for_rows_ahead(&self, s: usize, prefetch: impl Fn(usize), f: impl FnMut(usize)) {
+    pub(crate) fn for_rows_ahead(&self, s: usize, prefetch: impl Fn(usize), f: impl FnMut(usize)) {
         self.for_slots_ahead(self.slots(s), prefetch, f)
     }
 
@@ -142,7 +142,7 @@ impl CsrPlan<'_> {
 
     /// As [`for_rows_ahead`](Self::for_rows_ahead), over the CSR positions `slots`.
     #[inline(always)]
-    pub(super) fn for_slots_ahead(
+    pub(crate) fn for_slots_ahead(
         &self,
         range: Range<usize>,
         prefetch: impl Fn(usize),
@@ -216,7 +216,7 @@ impl CsrPlan<'_> {
     }
 
     /// Segments per rayon task so that each task touches roughly 64 KiB of rows.
-    pub(super) fn min_len(&self, d: usize) -> usize {
+    pub(crate) fn min_len(&self, d: usize) -> usize {
         let rows = self.num_rows().max(1);
         let per_segment = (rows * d.max(1))
             .div_ceil(self.num_segments().max(1))
@@ -229,24 +229,24 @@ impl CsrPlan<'_> {
 const PREFETCH_DISTANCE: usize = 32;
 
 /// How many rows ahead [`CsrPlan::for_rows_prefetch_gather`] and [`sddmm`] prefetch.
-pub(super) const GATHER_PREFETCH_DISTANCE: usize = 16;
+pub(crate) const GATHER_PREFETCH_DISTANCE: usize = 16;
 
 /// Prefetch into every cache level (x86's `T0` hint).
-pub(super) const TO_L1: i32 = 3;
+pub(crate) const TO_L1: i32 = 3;
 /// Prefetch into the second-level cache and beyond, not the first (x86's `T2` hint).
 ///
 /// The reductions over unsorted ids prefetch whole rows, one per 64 bytes, and a first-level
 /// prefetch holds one of the core's few line-fill buffers until its line arrives; into the
 /// second level they stall less (faster for sum and max in the segment bench, see
 /// `benches/RESULTS.md`). `spmm`'s gathers gained nothing from it and stay on [`TO_L1`].
-pub(super) const TO_L2: i32 = 1;
+pub(crate) const TO_L2: i32 = 1;
 #[cfg(target_arch = "x86_64")]
 const _: () =
     assert!(TO_L1 == core::arch::x86_64::_MM_HINT_T0 && TO_L2 == core::arch::x86_64::_MM_HINT_T2);
 
 /// Hints the CPU to load `data[start..start + len]` into every cache level (a no-op off x86-64).
 #[inline(always)]
-pub(super) fn prefetch_row<T>(data: &[T], start: usize, len: usize) {
+pub(crate) fn prefetch_row<T>(data: &[T], start: usize, len: usize) {
     prefetch_bytes::<TO_L1>(
         data[start..start + len].as_ptr() as *const u8,
         len * core::mem::size_of::<T>(),
@@ -257,7 +257,7 @@ pub(super) fn prefetch_row<T>(data: &[T], start: usize, len: usize) {
 /// ([`TO_L1`] or [`TO_L2`]; a no-op off x86-64). Reads nothing: a prefetch never faults,
 /// whatever the address.
 #[inline(always)]
-pub(super) fn prefetch_bytes<const HINT: i32>(base: *const u8, bytes: usize) {
+pub(crate) fn prefetch_bytes<const HINT: i32>(base: *const u8, bytes: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         let mut offset = 0;
