@@ -194,7 +194,7 @@ pub use quantile::{QuantileInterpolation, segment_median, segment_quantile};
 pub use segment_statistics::SegmentStatistics;
 pub use segments::{SegmentIds, Segments};
 pub use statistics::*;
-pub use topk::segment_topk;
+pub use topk::{TopkBackend, segment_topk};
 pub use validate::*;
 pub use weights::SegmentWeights;
 #[cfg(feature = "wgpu")]

@@ -121,13 +121,6 @@ pub trait Segments: sealed::Sealed {
         Tensor::from_dispatch(Dispatch::segment_softmax_masked(data, mask, self.index()))
     }
 
-    /// The backend op of [`topk`](Self::topk): values (no gradient) and rows.
-    #[doc(hidden)]
-    fn topk_rows(&self, data: Tensor<2>, k: usize, largest: bool) -> (Tensor<3>, Tensor<3, Int>) {
-        let (v, r) = Dispatch::segment_topk(data.into_dispatch(), self.index(), k, largest);
-        (Tensor::from_dispatch(v), Tensor::from_dispatch(r))
-    }
-
     /// How a message names the ids.
     #[doc(hidden)]
     fn ids_name(&self) -> &'static str {

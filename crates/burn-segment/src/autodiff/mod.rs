@@ -9,7 +9,7 @@ mod backward;
 mod masked;
 
 use burn::backend::{
-    AutodiffBackend, TensorMetadata,
+    TensorMetadata,
     autodiff::{
         Autodiff,
         checkpoint::strategy::CheckpointStrategy,
@@ -335,19 +335,6 @@ impl<B: SegmentBackend, C: CheckpointStrategy> SegmentBackend for Autodiff<B, C>
         index: SegmentIndex<Self>,
     ) -> IntTensor<Self> {
         B::segment_count_nonzero(data.into_primitive(), inner(index))
-    }
-
-    // Top-k's values carry no gradient (`SegmentStatistics::topk` gathers tracked data at the rows):
-    // the inner backend's op runs on the untracked data.
-    fn segment_topk(
-        data: FloatTensor<Self>,
-        index: SegmentIndex<Self>,
-        k: usize,
-        largest: bool,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        let data = data.into_primitive();
-        let (values, rows) = B::segment_topk(data, inner(index), k, largest);
-        (Self::from_inner(values), rows)
     }
 }
 

@@ -31,25 +31,6 @@ fn extreme_specs(
     )
 }
 
-/// What `Fusion` records for `segment_topk`: values `[N, k, C]` like the data, rows like the
-/// ids.
-#[cfg(feature = "cube")]
-fn topk_specs(
-    data: &burn::backend::fusion::custom::TensorSpec,
-    index: &crate::plan::SegmentIndexMetadata,
-    k: usize,
-) -> (
-    burn::backend::fusion::custom::TensorSpec,
-    burn::backend::fusion::custom::TensorSpec,
-) {
-    use burn::backend::fusion::custom::TensorSpec;
-    let shape = Shape::new([index.num_segments(), k, data.shape[1]]);
-    (
-        TensorSpec::new(shape.clone(), data.dtype),
-        TensorSpec::new(shape, index.segment_ids().dtype),
-    )
-}
-
 /// What `Fusion` records for `segment_count`: `[N]` in the ids' dtype.
 #[cfg(feature = "cube")]
 fn count_spec(
@@ -277,23 +258,6 @@ pub trait SegmentBackend: Backend {
     ) -> IntTensor<Self> {
         let (ids, n) = index.into_ids();
         composite::count_nonzero::<Self>(data, ids, n)
-    }
-
-    /// The `k` largest (`largest`) or smallest rows of each segment of `data: [E, C]`, per
-    /// column and in rank order: values `[N, k, C]` and rows `[N, k, C]` in the ids' dtype.
-    /// Ties go to the smaller row, NaN orders above every number, and a segment of fewer than
-    /// `k` rows fills with `∓inf` and row -1. The values carry no gradient (`SegmentStatistics::topk`
-    /// gathers tracked data at the rows). The default chooses on the host (one read of the data
-    /// and the ids: a sync on a GPU).
-    #[fusion(meta = |data, index, k, _largest| topk_specs(data, index, *k))]
-    fn segment_topk(
-        data: FloatTensor<Self>,
-        #[extension_type] index: SegmentIndex<Self>,
-        k: usize,
-        largest: bool,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        let (ids, n) = index.into_ids();
-        composite::topk::<Self>(data, ids, n, k, largest)
     }
 
     /// The sum of each segment's rows over the entries `mask` keeps (`[E]`, one flag per row,

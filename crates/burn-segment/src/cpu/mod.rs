@@ -24,8 +24,9 @@ use crate::plan::SegmentIndex;
 use crate::{SegmentExtreme, SegmentReduction, composite};
 use activation::{elu_backward_op, elu_op};
 use linear::{linear_op, linear_weight_backward_op};
+pub(crate) use wiring::CpuIndex;
 use wiring::{attention_backward_op, attention_op, extreme_op, reduce_op, sddmm_op};
-use wiring::{softmax_op, spmm_op, sum_masked_op, topk_op};
+use wiring::{softmax_op, spmm_op, sum_masked_op};
 
 /// Implements [`SegmentBackend`](crate::SegmentBackend) and [`DenseBackend`](crate::DenseBackend)
 /// for a CPU backend with the kernels above,
@@ -54,14 +55,6 @@ macro_rules! impl_cpu_backend {
                 index: SegmentIndex<Self>,
             ) -> FloatTensor<Self> {
                 sum_masked_op(data, mask, index)
-            }
-            fn segment_topk(
-                data: FloatTensor<Self>,
-                index: SegmentIndex<Self>,
-                k: usize,
-                largest: bool,
-            ) -> (FloatTensor<Self>, IntTensor<Self>) {
-                topk_op(data, index, k, largest)
             }
             // ANCHOR: cpu_softmax
             fn segment_softmax(

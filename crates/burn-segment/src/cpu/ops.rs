@@ -413,7 +413,7 @@ pub(super) fn check_gather_ids<T: CpuTensor>(ids: &T, n: usize) {
 
 /// A 1-D index tensor's entries in its own dtype, borrowed where contiguous: what the fused
 /// kernels index with, so that no call copies its ids into a `usize` list.
-pub(super) enum IndexList<'a> {
+pub(crate) enum IndexList<'a> {
     I32(Cow<'a, [i32]>),
     I64(Cow<'a, [i64]>),
 }

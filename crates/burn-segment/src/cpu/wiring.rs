@@ -14,14 +14,12 @@ use super::ops::{
     reduce_scattered, scatter_op, softmax, sum_masked, supports, with_index,
 };
 use super::tensor::CpuTensor;
-use crate::composite::picked_values;
-use crate::host::topk_rows;
 use crate::plan::SegmentIndex;
 use crate::{SegmentBackend, SegmentExtreme, SegmentReduction, composite};
 
 /// What the CPU kernels read of a [`SegmentIndex`]: given ids are checked and planned for the
 /// call, a `SegmentPlan`'s are read in place (trusted).
-trait CpuIndex<T> {
+pub(crate) trait CpuIndex<T> {
     /// The CSR plan of the ids.
     fn csr(&self) -> CsrPlan<'_>;
     /// The ids' dtype.
@@ -262,49 +260,4 @@ pub(crate) fn attention_backward_op<
         &index,
         slope
     ))
-}
-
-/// Top-k values and rows (`[N, k, C]`, rows in the ids' dtype) with the data read in place and
-/// the outputs built from their vectors: no host round trip, and a plan's grouping reused.
-pub(crate) fn topk_op<
-    T: CpuTensor + 'static,
-    B: SegmentBackend<FloatTensorPrimitive = T, IntTensorPrimitive = T>,
->(
-    data: T,
-    ids: SegmentIndex<B>,
-    k: usize,
-    largest: bool,
-) -> (T, T) {
-    let shape = data.shape();
-    let (e, c) = (shape[0], shape[1]);
-    if !matches!(data.dtype(), DType::F32 | DType::F64) || k == 0 || e == 0 || c == 0 {
-        let (ids, n) = ids.into_ids();
-        return composite::topk::<B>(data, ids, n, k, largest);
-    }
-    let (plan, dtype) = (ids.csr(), ids.dtype());
-    let out_shape = burn::tensor::Shape::new([plan.num_segments(), k, c]);
-    let fill = if largest {
-        f64::NEG_INFINITY
-    } else {
-        f64::INFINITY
-    };
-    let (rows, values) = match data.dtype() {
-        DType::F32 => {
-            let x = data.values::<f32>();
-            let rows = topk_rows(&x, c, &plan, k, largest);
-            let picked = picked_values(&x, &rows, c, fill as f32);
-            (rows, T::from_values(picked, out_shape.clone()))
-        }
-        _ => {
-            let x = data.values::<f64>();
-            let rows = topk_rows(&x, c, &plan, k, largest);
-            let picked = picked_values(&x, &rows, c, fill);
-            (rows, T::from_values(picked, out_shape.clone()))
-        }
-    };
-    let rows = match dtype {
-        DType::I32 => T::from_values(rows.iter().map(|&r| r as i32).collect(), out_shape),
-        _ => T::from_values(rows, out_shape),
-    };
-    (values, rows)
 }

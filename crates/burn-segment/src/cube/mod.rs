@@ -88,7 +88,7 @@ fn grid(t: &CubeTensor, units: usize) -> (CubeCount, CubeDim) {
     (calculate_cube_count_elemwise(&t.client, units, dim), dim)
 }
 
-fn ids_ok(ids: &CubeTensor) -> bool {
+pub(super) fn ids_ok(ids: &CubeTensor) -> bool {
     matches!(ids.dtype, DType::I32 | DType::I64)
 }
 
@@ -177,7 +177,9 @@ fn reduce(data: CubeTensor, ids: CubeTensor, n: usize, r: SegmentReduction) -> C
 }
 
 /// The planned path of an op: the plan's, when its index tensors are ones the kernels take.
-fn taken(index: &SegmentIndex<CubeBackend>) -> Option<&SegmentPlanPrimitive<CubeBackend>> {
+pub(super) fn taken(
+    index: &SegmentIndex<CubeBackend>,
+) -> Option<&SegmentPlanPrimitive<CubeBackend>> {
     match index {
         SegmentIndex::Plan(p) if planned::takes(p) => Some(p),
         _ => None,
@@ -365,28 +367,6 @@ impl SegmentBackend for CubeBackend {
             return composite::count_nonzero::<Self>(data, ids, n);
         }
         ops::count_nonzero(data, ids, n)
-    }
-
-    fn segment_topk(
-        data: FloatTensor<Self>,
-        index: SegmentIndex<Self>,
-        k: usize,
-        largest: bool,
-    ) -> (FloatTensor<Self>, IntTensor<Self>) {
-        if data.dtype == DType::F32
-            && k <= topk::MAX_K
-            && let Some(p) = taken(&index)
-        {
-            return planned::topk_planned(data, p, k, largest);
-        }
-        let (ids, n) = index.into_ids();
-        if data.dtype == DType::F32 && ids_ok(&ids) && k <= topk::MAX_K {
-            let on_device = topk::topk(data.clone(), ids.clone(), n, k, largest, false);
-            if let Some(out) = on_device {
-                return out;
-            }
-        }
-        composite::topk::<Self>(data, ids, n, k, largest)
     }
 
     fn segment_count(index: SegmentIndex<Self>) -> IntTensor<Self> {

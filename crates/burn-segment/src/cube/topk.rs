@@ -10,6 +10,7 @@
 use burn::backend::TensorMetadata;
 use burn::backend::cubecl::dtype_to_storage_type;
 use burn::backend::ops::{FloatTensorOps, IntTensorOps};
+use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::tensor::{DType, FloatDType, IntDType, Shape};
 use burn_cubecl::{CubeBackend, kernel::into_contiguous, tensor::CubeTensor};
 use cubecl::prelude::*;
@@ -18,6 +19,7 @@ use super::csr::{NAN_MAX_KEY, key_of, span};
 use super::rank::insert_ranked;
 use super::{called, full, grid, plan};
 use crate::composite::read_host;
+use crate::plan::SegmentIndex;
 
 /// The largest `k` the kernel takes: each unit inserts into `k` slots, so the work per row
 /// grows with `k`; larger `k` goes to the host default.
@@ -116,4 +118,28 @@ pub(super) fn topk(
         dtype_to_storage_type(ids.dtype),
     );
     Some((values, rows))
+}
+
+impl crate::TopkBackend for CubeBackend {
+    fn segment_topk(
+        data: FloatTensor<Self>,
+        index: SegmentIndex<Self>,
+        k: usize,
+        largest: bool,
+    ) -> (FloatTensor<Self>, IntTensor<Self>) {
+        if data.dtype == DType::F32
+            && k <= MAX_K
+            && let Some(p) = super::taken(&index)
+        {
+            return super::planned::topk_planned(data, p, k, largest);
+        }
+        let (ids, n) = index.into_ids();
+        if data.dtype == DType::F32 && super::ids_ok(&ids) && k <= MAX_K {
+            let on_device = topk(data.clone(), ids.clone(), n, k, largest, false);
+            if let Some(out) = on_device {
+                return out;
+            }
+        }
+        crate::topk::host_topk::<Self>(data, ids, n, k, largest)
+    }
 }

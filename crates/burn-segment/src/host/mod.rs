@@ -21,4 +21,4 @@ pub use quantile::QuantileInterpolation;
 pub(crate) use quantile::quantile_rows;
 pub(crate) use rows::Rows;
 pub(crate) use scan::{Scan, bad_id, scan_ids};
-pub(crate) use topk::{before, topk_rows};
+pub(crate) use topk::{before, picked_values, topk_rows};

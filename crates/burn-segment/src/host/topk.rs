@@ -215,6 +215,27 @@ impl<T: TopkKey> Job<'_, T> {
     }
 }
 
+/// `data[rows[i]]` of column `i % c` for every entry of `rows` (`[N, k, c]`), `fill` at -1.
+pub(crate) fn picked_values<T: Copy + Send + Sync>(
+    data: &[T],
+    rows: &[i64],
+    c: usize,
+    fill: T,
+) -> Vec<T> {
+    let mut out = vec![fill; rows.len()];
+    out.par_chunks_mut(c)
+        .zip(rows.par_chunks(c))
+        .with_min_len(1024)
+        .for_each(|(out, rows)| {
+            for (col, (o, &r)) in out.iter_mut().zip(rows).enumerate() {
+                if r >= 0 {
+                    *o = data[r as usize * c + col];
+                }
+            }
+        });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,14 +20,11 @@ mod activation;
 mod fused;
 mod linear;
 mod masked;
-mod topk;
 
 pub use activation::{elu, elu_backward};
 pub use fused::{attention_backward, attention_softmax, sddmm, spmm};
 pub use linear::{linear, linear_weight_backward};
 pub use masked::{extreme_masked, softmax_masked, zero_masked_out};
-pub(crate) use topk::picked_values;
-pub use topk::topk;
 
 /// A tensor's data read to the host (a copy on the CPU backends, a device sync on a GPU), for
 /// the ops that choose on the host; `what` names the op in the panic of a backend that cannot.
