@@ -388,3 +388,23 @@ pub trait BipartiteConv {
         edges: RelationEdges<'_>,
     ) -> Tensor<2>;
 }
+
+/// `BipartiteConv` for `MessagePassing` layers whose relation form is their propagation from
+/// `x_src` to `x_dst` (SAGE: `W_1 · aggr_{j → i} x_src_j + W_2 x_dst_i`; GraphConv alike).
+macro_rules! bipartite_by_propagation {
+    ($($layer:ty),*) => {$(
+        impl $crate::BipartiteConv for $layer {
+            /// The layer's `propagate` from `x_src` to `x_dst`; targets without incoming edges
+            /// aggregate to 0.
+            fn forward_bipartite(
+                &self,
+                x_src: burn::tensor::Tensor<2>,
+                x_dst: burn::tensor::Tensor<2>,
+                edges: $crate::RelationEdges<'_>,
+            ) -> burn::tensor::Tensor<2> {
+                $crate::MessagePassing::propagate(self, (x_src, x_dst), edges, None)
+            }
+        }
+    )*};
+}
+pub(crate) use bipartite_by_propagation;

@@ -128,12 +128,11 @@ impl ChebConv {
 impl MessagePassing for ChebConv {
     /// `L̃_ji · h_j`.
     fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
-        edges.x_j() * edges.edge_attr().expect("the Laplacian's edge weights")
+        super::weighted_message(edges, "the Laplacian's edge weights")
     }
 
     /// One fused gather-scale-sum: no `[E, D]` message tensor.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        let weights = edges.edge_attr().expect("the Laplacian's edge weights");
-        Some(edges.spmm(edges.x_src(), weights))
+        Some(super::weighted_sum(edges, "the Laplacian's edge weights"))
     }
 }

@@ -101,7 +101,7 @@ impl MessagePassing for GineConv {
     /// Zeros without edges (the edge map never runs on zero rows); otherwise `None`, the sum
     /// of the messages.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        (edges.num_edges() == 0).then(|| no_messages(edges, self.mlp_in.weight.dims()[0]))
+        (edges.num_edges() == 0).then(|| super::no_messages(edges, self.mlp_in.weight.dims()[0]))
     }
 
     /// `MLP((1 + ε) x_i + aggregated)`.
@@ -113,12 +113,6 @@ impl MessagePassing for GineConv {
     fn d_output(&self) -> Option<usize> {
         Some(self.mlp_out.weight.dims()[1])
     }
-}
-
-/// The aggregated messages of a graph without edges: zeros, `[N_dst, width]`.
-fn no_messages(edges: &EdgeInputs, width: usize) -> Tensor<2> {
-    let x = edges.x_src();
-    Tensor::zeros([edges.num_receivers(), width], (&x.device(), x.dtype()))
 }
 
 /// Configuration of an [`EdgeConv`].
@@ -207,7 +201,7 @@ impl MessagePassing for EdgeConv {
     /// Zeros without edges (the MLP never runs on zero rows); otherwise `None`, the
     /// aggregation of the messages.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        (edges.num_edges() == 0).then(|| no_messages(edges, self.mlp_out.weight.dims()[1]))
+        (edges.num_edges() == 0).then(|| super::no_messages(edges, self.mlp_out.weight.dims()[1]))
     }
 
     fn d_output(&self) -> Option<usize> {

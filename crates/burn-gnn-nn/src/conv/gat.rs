@@ -236,11 +236,7 @@ impl GatConv {
 
     /// The output width: `heads · d_output` concatenated, `d_output` averaged.
     fn width(&self) -> usize {
-        if self.concat {
-            self.heads * self.d_output
-        } else {
-            self.d_output
-        }
+        super::heads_width(self.heads, self.d_output, self.concat)
     }
 }
 
@@ -280,13 +276,8 @@ impl MessagePassing for GatConv {
 
     /// One fused gather-weight-sum per head: no `[E, heads, d_output]` message tensor.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        let (n_src, n_dst) = (edges.x_src().dims()[0], edges.num_receivers());
-        if edges.num_edges() == 0 || n_src == 0 {
-            let xd = edges.x_dst();
-            return Some(Tensor::zeros(
-                [n_dst, self.heads * self.d_output],
-                (&xd.device(), xd.dtype()),
-            ));
+        if edges.num_edges() == 0 || edges.x_src().dims()[0] == 0 {
+            return Some(super::no_messages(edges, self.heads * self.d_output));
         }
         let alpha = edges
             .edge_attr()
@@ -297,9 +288,7 @@ impl MessagePassing for GatConv {
 
     /// The heads concatenated or averaged, plus the bias.
     fn update(&self, aggregated: Tensor<2>, _x_dst: Tensor<2>) -> Tensor<2> {
-        let n = aggregated.dims()[0];
-        let out = aggregated.reshape([n, self.heads, self.d_output]);
-        super::combine_heads(out, self.concat, self.bias.as_ref())
+        super::combine_heads(aggregated, self.heads, self.concat, self.bias.as_ref())
     }
 
     fn d_output(&self) -> Option<usize> {

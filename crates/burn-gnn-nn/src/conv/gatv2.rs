@@ -122,11 +122,7 @@ impl GatV2Conv {
 
     /// The output width: `heads · d_output` concatenated, `d_output` averaged.
     fn width(&self) -> usize {
-        if self.concat {
-            self.heads * self.d_output
-        } else {
-            self.d_output
-        }
+        super::heads_width(self.heads, self.d_output, self.concat)
     }
 }
 
@@ -165,12 +161,7 @@ impl MessagePassing for GatV2Conv {
     /// One fused gather-weight-sum per head: no `[E, heads, d_output]` message tensor.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
         if edges.num_edges() == 0 {
-            let xd = edges.x_dst();
-            let width = self.heads * self.d_output;
-            return Some(Tensor::zeros(
-                [edges.num_receivers(), width],
-                (&xd.device(), xd.dtype()),
-            ));
+            return Some(super::no_messages(edges, self.heads * self.d_output));
         }
         let alpha = edges
             .edge_attr()
@@ -180,9 +171,7 @@ impl MessagePassing for GatV2Conv {
 
     /// The heads concatenated or averaged, plus the bias.
     fn update(&self, aggregated: Tensor<2>, _x_dst: Tensor<2>) -> Tensor<2> {
-        let n = aggregated.dims()[0];
-        let out = aggregated.reshape([n, self.heads, self.d_output]);
-        super::combine_heads(out, self.concat, self.bias.as_ref())
+        super::combine_heads(aggregated, self.heads, self.concat, self.bias.as_ref())
     }
 
     fn d_output(&self) -> Option<usize> {

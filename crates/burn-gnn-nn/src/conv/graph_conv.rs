@@ -115,16 +115,3 @@ impl MessagePassing for GraphConv {
         Some(self.lin_root.weight.dims()[1])
     }
 }
-
-impl crate::BipartiteConv for GraphConv {
-    /// The layer's `propagate` from `x_src` to `x_dst` (`W_1 x_dst_i + W_2 · aggr_{j → i} x_src_j`); targets without incoming edges
-    /// aggregate to 0.
-    fn forward_bipartite(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        edges: crate::RelationEdges<'_>,
-    ) -> Tensor<2> {
-        self.propagate((x_src, x_dst), edges, None)
-    }
-}

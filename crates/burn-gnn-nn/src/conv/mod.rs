@@ -30,10 +30,14 @@ pub use sage::{SageConv, SageConvConfig};
 pub use sg::{Appnp, AppnpConfig, SgConv, SgConvConfig};
 pub use transformer::{TransformerConv, TransformerConvConfig};
 
+crate::message_passing::bipartite_by_propagation!(SageConv, GraphConv);
+
 use burn::module::Param;
 use burn::tensor::{Bool, Device, Int, Tensor};
 use burn_gnn_graph::GraphsTuple;
 use burn_segment::SegmentPlan;
+
+use crate::EdgeInputs;
 
 /// Glorot (Xavier) uniform initialisation, PyG's `glorot`: `U(-a, a)`, `a = sqrt(6 / (fan_in + fan_out))`.
 pub(crate) fn glorot<const D: usize>(
@@ -96,21 +100,53 @@ pub(crate) fn loop_mask_bias(
         .unsqueeze_dim::<2>(1)
 }
 
-/// Joins attention heads `[N, heads, C]`: concatenated to `[N, heads · C]` or averaged to
-/// `[N, C]`, then the bias added if there is one.
+/// The output width of a multi-head layer: `heads · d_head` concatenated, `d_head` averaged.
+pub(crate) fn heads_width(heads: usize, d_head: usize, concat: bool) -> usize {
+    if concat { heads * d_head } else { d_head }
+}
+
+/// Joins the aggregated heads `[N, heads · C]`: kept concatenated or averaged to `[N, C]`, then
+/// the bias added if there is one (the update of the attention layers).
 pub(crate) fn combine_heads(
-    out: Tensor<3>,
+    aggregated: Tensor<2>,
+    heads: usize,
     concat: bool,
     bias: Option<&Param<Tensor<1>>>,
 ) -> Tensor<2> {
-    let [n, h, c] = out.dims();
+    let [n, width] = aggregated.dims();
     let out = if concat {
-        out.reshape([n, h * c])
+        aggregated
     } else {
-        out.mean_dim(1).reshape([n, c])
+        aggregated
+            .reshape([n, heads, width / heads])
+            .mean_dim(1)
+            .reshape([n, width / heads])
     };
     match bias {
         Some(b) => out + b.val().unsqueeze_dim(0),
         None => out,
     }
+}
+
+/// The aggregated messages of a graph without edges: zeros, `[N_dst, width]` (what a layer's
+/// `message_and_aggregate` answers instead of running its maps or kernels on zero rows).
+pub(crate) fn no_messages(edges: &EdgeInputs, width: usize) -> Tensor<2> {
+    let x = edges.x_src();
+    Tensor::zeros([edges.num_receivers(), width], (&x.device(), x.dtype()))
+}
+
+/// `w_ji · x_j`, the edge weights `[E, 1]` given as the edge input (`what` names them).
+pub(crate) fn weighted_message(edges: &EdgeInputs, what: &str) -> Tensor<2> {
+    edges.x_j()
+        * edges
+            .edge_attr()
+            .unwrap_or_else(|| panic!("burn-gnn: {what} missing"))
+}
+
+/// `Σ_j w_ji x_j` as one fused gather-scale-sum: no `[E, D]` message tensor.
+pub(crate) fn weighted_sum(edges: &EdgeInputs, what: &str) -> Tensor<2> {
+    let weights = edges
+        .edge_attr()
+        .unwrap_or_else(|| panic!("burn-gnn: {what} missing"));
+    edges.spmm(edges.x_src(), weights)
 }

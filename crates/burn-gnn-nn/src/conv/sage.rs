@@ -116,16 +116,3 @@ impl MessagePassing for SageConv {
         Some(self.lin_neighbors.weight.dims()[1])
     }
 }
-
-impl crate::BipartiteConv for SageConv {
-    /// The layer's `propagate` from `x_src` to `x_dst` (`W_1 · aggr_{j → i} x_src_j + W_2 x_dst_i`); targets without incoming edges
-    /// aggregate to 0.
-    fn forward_bipartite(
-        &self,
-        x_src: Tensor<2>,
-        x_dst: Tensor<2>,
-        edges: crate::RelationEdges<'_>,
-    ) -> Tensor<2> {
-        self.propagate((x_src, x_dst), edges, None)
-    }
-}

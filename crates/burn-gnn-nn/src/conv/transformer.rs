@@ -95,11 +95,7 @@ impl TransformerConv {
 
     /// The output width: `heads · d_output` concatenated, `d_output` averaged.
     fn width(&self) -> usize {
-        if self.concat {
-            self.heads * self.d_output
-        } else {
-            self.d_output
-        }
+        super::heads_width(self.heads, self.d_output, self.concat)
     }
 }
 
@@ -141,12 +137,7 @@ impl MessagePassing for TransformerConv {
     /// One fused gather-weight-sum per head: no `[E, heads, d_output]` message tensor.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
         if edges.num_edges() == 0 {
-            let xd = edges.x_dst();
-            let width = self.heads * self.d_output;
-            return Some(Tensor::zeros(
-                [edges.num_receivers(), width],
-                (&xd.device(), xd.dtype()),
-            ));
+            return Some(super::no_messages(edges, self.heads * self.d_output));
         }
         let alpha = edges
             .edge_attr()
@@ -157,9 +148,7 @@ impl MessagePassing for TransformerConv {
 
     /// The heads joined or averaged, plus the skip `W_r x_i`.
     fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
-        let n = aggregated.dims()[0];
-        let out = aggregated.reshape([n, self.heads, self.d_output]);
-        let out = super::combine_heads(out, self.concat, None);
+        let out = super::combine_heads(aggregated, self.heads, self.concat, None);
         match &self.skip {
             Some(s) => out + crate::compat::linear(s, x_dst),
             None => out,
