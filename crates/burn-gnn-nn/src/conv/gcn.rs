@@ -171,13 +171,12 @@ impl GcnNorm {
 impl MessagePassing for GcnNorm {
     /// `w_ji · h_j`.
     fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
-        edges.x_j() * edges.edge_attr().expect("GCN's edge norms")
+        super::weighted_message(edges, "GCN's edge norms")
     }
 
     /// One fused gather-scale-sum: no `[E, D]` message tensor.
     fn message_and_aggregate(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
-        let weights = edges.edge_attr().expect("GCN's edge norms");
-        Some(edges.spmm(edges.x_src(), weights))
+        Some(super::weighted_sum(edges, "GCN's edge norms"))
     }
 
     /// `aggregated + s_i h_i`.
@@ -230,7 +229,12 @@ impl GcnConv {
     /// # Shapes
     /// `x: [N, d_input]` (projected: `[N, d_output]`), `edge_weight: [E]` -> `[N, d_output]`.
     pub fn forward_with(&self, input: GcnInput) -> Tensor<2> {
-        let GcnInput { x, over, projected } = input;
+        let GcnInput {
+            x,
+            over,
+            edge_weight,
+            projected,
+        } = input;
         if x.dims()[0] == 0 {
             // No nodes: nothing to run (NdArray's matmul divides by zero on empty inputs).
             return crate::compat::no_rows(self.weight.dims()[1], &x);
@@ -242,7 +246,7 @@ impl GcnConv {
         };
         let out = match over {
             GcnOver::Norm(norm) => norm.apply(xw),
-            GcnOver::Graph(graph, w) => self.normalization(graph, w).apply(xw),
+            GcnOver::Graph(graph) => self.normalization(graph, edge_weight).apply(xw),
         };
         match &self.bias {
             Some(b) => out + b.val().unsqueeze_dim(0),
@@ -258,14 +262,16 @@ impl GcnConv {
 pub struct GcnInput<'a> {
     x: Tensor<2>,
     over: GcnOver<'a>,
+    /// Edge weights `[E]`, over a graph only.
+    edge_weight: Option<Tensor<1>>,
     projected: bool,
 }
 
 /// What a [`GcnInput`] propagates over.
 #[derive(Debug)]
 pub(crate) enum GcnOver<'a> {
-    /// A graph, normalised by the layer, with optional edge weights `[E]`.
-    Graph(&'a GraphsTuple, Option<Tensor<1>>),
+    /// A graph, normalised by the layer (with the input's edge weights, if any).
+    Graph(&'a GraphsTuple),
     /// A normalisation computed once.
     Norm(&'a GcnNorm),
 }
@@ -275,7 +281,8 @@ impl<'a> GcnInput<'a> {
     pub fn new(x: Tensor<2>, graph: &'a GraphsTuple) -> Self {
         GcnInput {
             x,
-            over: GcnOver::Graph(graph, None),
+            over: GcnOver::Graph(graph),
+            edge_weight: None,
             projected: false,
         }
     }
@@ -286,6 +293,7 @@ impl<'a> GcnInput<'a> {
         GcnInput {
             x,
             over: GcnOver::Norm(norm),
+            edge_weight: None,
             projected: false,
         }
     }
@@ -296,8 +304,8 @@ impl<'a> GcnInput<'a> {
     /// On an input made with [`normalized`](Self::normalized): the weights are part of the
     /// normalisation, given to [`GcnConv::normalization`].
     pub fn edge_weight(mut self, edge_weight: Tensor<1>) -> Self {
-        match &mut self.over {
-            GcnOver::Graph(_, w) => *w = Some(edge_weight),
+        match self.over {
+            GcnOver::Graph(_) => self.edge_weight = Some(edge_weight),
             GcnOver::Norm(_) => panic!(
                 "burn-gnn: GcnInput::edge_weight on a normalised input; give the weights to \
                  GcnConv::normalization"
@@ -315,7 +323,7 @@ impl<'a> GcnInput<'a> {
     }
 
     /// The features and what they propagate over.
-    pub(crate) fn into_parts(self) -> (Tensor<2>, GcnOver<'a>) {
-        (self.x, self.over)
+    pub(crate) fn into_parts(self) -> (Tensor<2>, GcnOver<'a>, Option<Tensor<1>>) {
+        (self.x, self.over, self.edge_weight)
     }
 }

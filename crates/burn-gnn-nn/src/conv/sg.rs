@@ -127,15 +127,15 @@ impl Appnp {
     /// # Shapes
     /// `x: [N, D]`, `edge_weight: [E]` -> `[N, D]`.
     pub fn forward_with(&self, input: GcnInput) -> Tensor<2> {
-        let (x, over) = input.into_parts();
+        let (x, over, edge_weight) = input.into_parts();
         if x.dims()[0] == 0 {
             return x;
         }
         let owned;
         let norm = match over {
             GcnOver::Norm(norm) => norm,
-            GcnOver::Graph(graph, w) => {
-                owned = gcn_norm(graph, w, self.add_self_loops, false, true);
+            GcnOver::Graph(graph) => {
+                owned = gcn_norm(graph, edge_weight, self.add_self_loops, false, true);
                 &owned
             }
         };
