@@ -6,9 +6,8 @@ use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::{GraphsTuple, gather_rows};
 use burn_segment::segment_count;
 
-use crate::NnError;
-use crate::aggregation::sum_with;
 use crate::conv::{glorot, zeros};
+use crate::{EdgeInputs, MessagePassing, NnError, RelationEdges};
 
 /// Configuration of an [`RgcnConv`]; defaults are PyG's `RGCNConv`.
 #[derive(Config, Debug)]
@@ -156,23 +155,48 @@ impl RgcnConv {
         if n == 0 {
             return crate::compat::no_rows(self.d_output, &x);
         }
+        if graph.sum_n_edge() == 0 || self.num_relations == 0 {
+            return self.update(Tensor::zeros([n, self.d_output], (&device, x.dtype())), x);
+        }
+        let r = self.num_relations;
+        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
+        let flat = self
+            .relation_transforms(x.clone())
+            .reshape([r * n, self.d_output]);
+        // Each edge's sender among the `R · N` rows of `x W_r`, and its (receiver, relation)
+        // pair's edge count, which the message is divided by (the mean per pair).
+        let sources = edge_type.clone().mul_scalar(n as i64) + senders;
+        let pair = receivers.clone().mul_scalar(r as i64) + edge_type;
+        let counts = gather_rows(segment_count(pair.clone(), n * r), pair).float();
+        let edges = RelationEdges::Ids(&sources, &receivers);
+        self.propagate((flat, x), edges, Some(counts.unsqueeze_dim(1)))
+    }
+}
+
+/// RGCN over [`MessagePassing`]: the sources are the `R · N` rows of `x W_r` (each edge's
+/// sender in its relation's block), the messages those rows divided by their (receiver,
+/// relation) pair's edge count (the edge input, `[E, 1]`), summed; the update adds the root
+/// term and the bias.
+impl MessagePassing for RgcnConv {
+    /// `x_j W_r / |N_r(i)|`.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        edges.x_j() / edges.edge_attr().expect("RGCN's edge counts")
+    }
+
+    /// `x_i W_root + b + aggregated`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
+        let n = x_dst.dims()[0];
         let mut out = match &self.root {
-            Some(w) => x.clone().matmul(w.val()),
-            None => Tensor::zeros([n, self.d_output], (&device, x.dtype())),
+            Some(w) => x_dst.matmul(w.val()),
+            None => Tensor::zeros([n, self.d_output], (&x_dst.device(), x_dst.dtype())),
         };
         if let Some(b) = &self.bias {
             out = out + b.val().unsqueeze_dim(0);
         }
-        if graph.sum_n_edge() == 0 || self.num_relations == 0 {
-            return out;
-        }
-        let r = self.num_relations;
-        let (senders, receivers) = (graph.senders().clone(), graph.receivers().clone());
-        let flat = self.relation_transforms(x).reshape([r * n, self.d_output]);
-        let messages = gather_rows(flat, edge_type.clone().mul_scalar(n as i64) + senders);
-        // Mean per (receiver, relation): divide each message by its pair's edge count.
-        let pair = receivers.clone().mul_scalar(r as i64) + edge_type;
-        let counts = gather_rows(segment_count(pair.clone(), n * r), pair).float();
-        out + sum_with(messages / counts.unsqueeze_dim(1), graph.receiver_plan())
+        out + aggregated
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.d_output)
     }
 }
