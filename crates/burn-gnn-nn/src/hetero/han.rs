@@ -6,11 +6,11 @@ use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
 use burn::tensor::activation::{leaky_relu, relu, softmax};
 use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph, gather_rows};
-use burn_segment::{Segments, partition_ids, segment_mean};
+use burn_segment::{partition_ids, segment_mean};
 
 use super::{NodeFeatures, relation_plans};
-use crate::NnError;
 use crate::conv::glorot;
+use crate::{EdgeInputs, MessagePassing, NnError};
 
 /// Configuration of a [`HanConv`]; defaults are PyG's `HANConv`.
 #[derive(Config, Debug)]
@@ -123,17 +123,15 @@ impl HanConv {
     /// # Errors
     /// [`NnError::Hetero`] if `x` lacks one of the layer's node types.
     pub fn forward(&self, x: &NodeFeatures, graph: &HeteroGraph) -> Result<NodeFeatures, NnError> {
-        let (h, o) = (self.heads, self.d_output);
-        let d = o / h;
+        let o = self.d_output;
         let mut proj = Vec::with_capacity(self.node_types.len());
         for (i, t) in self.node_types.iter().enumerate() {
             let xt = x.get(t).ok_or_else(|| {
                 NnError::Hetero(format!("HanConv needs features of node type `{t}`"))
             })?;
-            let n = xt.dims()[0];
-            proj.push(match n {
-                0 => Tensor::empty([0, h, d], (&xt.device(), xt.dtype())),
-                _ => crate::compat::linear(&self.proj[i], xt.clone()).reshape([n, h, d]),
+            proj.push(match xt.dims()[0] {
+                0 => Tensor::empty([0, o], (&xt.device(), xt.dtype())),
+                _ => crate::compat::linear(&self.proj[i], xt.clone()),
             });
         }
         let index = |t: &str| self.node_types.iter().position(|x| x == t);
@@ -154,31 +152,21 @@ impl HanConv {
                     continue;
                 }
                 let (s, r) = relation_plans(graph, et);
-                let e = s.num_rows();
-                if e == 0 || proj[si].dims()[0] == 0 {
+                if s.num_rows() == 0 || proj[si].dims()[0] == 0 {
                     zs.push(Tensor::zeros(
                         [n, o],
                         (&proj[ti].device(), proj[ti].dtype()),
                     ));
                     continue;
                 }
-                let score = |p: &Param<Tensor<3>>, m: &Tensor<3>| {
-                    let rows = m.dims()[0];
-                    (m.clone() * p.val().slice(ri..ri + 1))
-                        .sum_dim(2)
-                        .reshape([rows, h])
+                let relation = HanRelation {
+                    conv: self,
+                    relation: ri,
                 };
-                let (a_src, a_dst) = (
-                    score(&self.att_src, &proj[si]),
-                    score(&self.att_dst, &proj[ti]),
-                );
-                let logits = leaky_relu(s.gather(a_src) + r.gather(a_dst), self.negative_slope);
-                let alpha = crate::compat::dropout::dropout(&self.dropout, r.softmax(logits));
-                let z = r.sum(s.gather(proj[si].clone()) * alpha.unsqueeze_dim::<3>(2));
-                zs.push(relu(z.reshape([n, o])));
+                zs.push(relation.propagate((proj[si].clone(), proj[ti].clone()), (&s, &r), None));
             }
             let y = match zs.len() {
-                0 => proj[ti].clone().reshape([n, o]),
+                0 => proj[ti].clone(),
                 1 => zs.pop().expect("one relation"),
                 k => {
                     let stacked = Tensor::stack::<3>(zs, 0); // [k, n, o]
@@ -203,5 +191,54 @@ impl HanConv {
             out.insert(t.clone(), y);
         }
         Ok(out)
+    }
+}
+
+/// HAN's node-level attention along one relation over [`MessagePassing`]: GAT's attention of
+/// the type-projected features (the projections come before, per node type), the relation's
+/// output through ReLU.
+struct HanRelation<'a> {
+    conv: &'a HanConv,
+    relation: usize,
+}
+
+impl HanRelation<'_> {
+    /// `⟨a_r, x⟩` per head of `x: [rows, o]`, `[rows, heads]`.
+    fn score(&self, att: &Param<Tensor<3>>, x: Tensor<2>) -> Tensor<2> {
+        let (h, rows) = (self.conv.heads, x.dims()[0]);
+        let ri = self.relation;
+        (x.reshape([rows, h, self.conv.d_output / h]) * att.val().slice(ri..ri + 1))
+            .sum_dim(2)
+            .reshape([rows, h])
+    }
+}
+
+impl MessagePassing for HanRelation<'_> {
+    /// `α_ji = dropout(softmax_i(LeakyReLU(⟨a_src, x_j⟩ + ⟨a_dst, x_i⟩)))`, `[E, heads]`.
+    fn edge_update(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let a_src = self.score(&self.conv.att_src, edges.x_src());
+        let a_dst = self.score(&self.conv.att_dst, edges.x_dst());
+        let logits = leaky_relu(
+            gather_rows(a_src, edges.senders()) + gather_rows(a_dst, edges.receivers()),
+            self.conv.negative_slope,
+        );
+        let alpha = crate::compat::dropout::dropout(&self.conv.dropout, edges.softmax(logits));
+        Some(alpha)
+    }
+
+    /// `α_ji x_j` per head.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let (e, h, o) = (edges.num_edges(), self.conv.heads, self.conv.d_output);
+        let alpha = edges.edge_attr().expect("HAN's attention");
+        (edges.x_j().reshape([e, h, o / h]) * alpha.unsqueeze_dim::<3>(2)).reshape([e, o])
+    }
+
+    /// `ReLU(Σ_j α_ji x_j)`.
+    fn update(&self, aggregated: Tensor<2>, _x_dst: Tensor<2>) -> Tensor<2> {
+        relu(aggregated)
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.conv.d_output)
     }
 }

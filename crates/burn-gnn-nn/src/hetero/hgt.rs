@@ -4,14 +4,13 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::{gelu, sigmoid};
-use burn::tensor::{Device, Tensor};
+use burn::tensor::{Device, Int, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph, gather_rows};
-use burn_segment::{SegmentPlan, Segments};
+use burn_segment::SegmentPlan;
 
 use super::{NodeFeatures, relation_edges};
-use crate::NnError;
-use crate::aggregation::sum_with;
 use crate::conv::glorot;
+use crate::{EdgeInputs, MessagePassing, NnError};
 
 /// Configuration of an [`HgtConv`]; defaults are PyG's `HGTConv`.
 #[derive(Config, Debug)]
@@ -146,7 +145,11 @@ impl HgtConv {
                 out.insert(t.clone(), crate::compat::no_rows(o, xt));
                 continue;
             }
-            let (mut scores, mut values, mut targets) = (vec![], vec![], vec![]);
+            // The incoming relations' `[K x W^att_r | V x W^msg_r]` rows stacked, each edge's
+            // sender offset into its relation's block, and its relation's prior.
+            let (mut sources, mut senders, mut receivers, mut priors) =
+                (vec![], vec![], vec![], vec![]);
+            let mut n_src = 0;
             for (ri, et) in self
                 .edge_types
                 .iter()
@@ -165,40 +168,109 @@ impl HgtConv {
                 }
                 let rel = |p: &Param<Tensor<4>>, m: &Tensor<3>| {
                     let w = p.val().slice(ri..ri + 1).reshape([h, d, d]);
-                    m.clone().swap_dims(0, 1).matmul(w).swap_dims(0, 1)
+                    let rows = m.dims()[0];
+                    m.clone()
+                        .swap_dims(0, 1)
+                        .matmul(w)
+                        .swap_dims(0, 1)
+                        .reshape([rows, h * d])
                 };
-                let (k_e, v_e) = (
-                    gather_rows(rel(&self.k_rel, k), s.clone()),
-                    gather_rows(rel(&self.v_rel, v), s),
-                );
-                let q_e = gather_rows(kqv[ti].1.clone().expect("nodes"), r.clone());
-                let e = r.dims()[0];
-                let prior = self.p_rel.val().slice(ri..ri + 1);
-                scores.push((q_e * k_e).sum_dim(2).reshape([e, h]) * prior / (d as f64).sqrt());
-                values.push(v_e);
-                targets.push(r);
+                sources.push(Tensor::cat(
+                    vec![rel(&self.k_rel, k), rel(&self.v_rel, v)],
+                    1,
+                ));
+                let e = s.dims()[0];
+                senders.push(s.add_scalar(n_src as i64));
+                n_src += kqv[si].3;
+                receivers.push(r);
+                priors.push(self.p_rel.val().slice(ri..ri + 1).expand([e, h]));
             }
-            let message = if scores.is_empty() {
-                Tensor::zeros([n, o], (&xt.device(), xt.dtype()))
-            } else {
-                // One plan of the concatenated targets for the softmax, the sum and both
-                // backward passes (the relations' receivers are in range: a checked graph).
-                let targets = SegmentPlan::new(Tensor::cat(targets, 0), n)
-                    .map_err(|e| NnError::Hetero(format!("targets of node type {t}: {e}")))?;
-                let alpha = targets.softmax(Tensor::cat(scores, 0));
-                sum_with(
-                    Tensor::cat(values, 0) * alpha.unsqueeze_dim::<3>(2),
-                    &targets,
-                )
-                .reshape([n, o])
+            let target = HgtTarget {
+                heads: h,
+                x: xt.clone(),
+                a_lin: &self.a_lin[ti],
+                skip: self.skip.val().slice(ti..ti + 1),
             };
-            let mut y = crate::compat::linear(&self.a_lin[ti], gelu(message));
-            if xt.dims()[1] == o {
-                let beta = sigmoid(self.skip.val().slice(ti..ti + 1)).unsqueeze_dim::<2>(0);
-                y = y * beta.clone() + xt.clone() * (beta.neg() + 1.0);
-            }
+            let q = kqv[ti].1.clone().expect("nodes").reshape([n, o]);
+            let y = if sources.is_empty() {
+                target.update(Tensor::zeros([n, o], (&xt.device(), xt.dtype())), q)
+            } else {
+                // Plans of the stacked edges for the softmax, the sum and both backward passes
+                // (the relations' ids are in range: a checked graph).
+                let plan = |ids: Vec<Tensor<1, Int>>, rows: usize| {
+                    SegmentPlan::new(Tensor::cat(ids, 0), rows)
+                        .map_err(|e| NnError::Hetero(format!("edges into node type {t}: {e}")))
+                };
+                let (senders, receivers) = (plan(senders, n_src)?, plan(receivers, n)?);
+                let priors = Tensor::cat(priors, 0);
+                target.propagate(
+                    (Tensor::cat(sources, 0), q),
+                    (&senders, &receivers),
+                    Some(priors),
+                )
+            };
             out.insert(t.clone(), y);
         }
         Ok(out)
+    }
+}
+
+/// HGT's messages into one node type over [`MessagePassing`]: the sources are the stacked
+/// rows `[K_{t(j)} x_j W^att_r | V_{t(j)} x_j W^msg_r]` of every relation into the type, so the
+/// softmax spans all of them at once; the targets are `Q_t x_i`; the edge input is each edge's
+/// relation prior `μ_r`, `[E, heads]`.
+struct HgtTarget<'a> {
+    heads: usize,
+    /// The type's input features, for the skip connection.
+    x: Tensor<2>,
+    a_lin: &'a Linear,
+    /// The type's skip gate `s_t`, `[1]`.
+    skip: Tensor<1>,
+}
+
+impl HgtTarget<'_> {
+    /// Columns `block · H·D .. (block + 1) · H·D` of the senders' rows, `[E, H, D]`.
+    fn sources(&self, edges: &EdgeInputs, block: usize) -> Tensor<3> {
+        let (e, hd) = (edges.num_edges(), edges.x_dst().dims()[1]);
+        let x = edges
+            .x_src()
+            .slice([0..edges.x_src().dims()[0], block * hd..(block + 1) * hd]);
+        gather_rows(x, edges.senders()).reshape([e, self.heads, hd / self.heads])
+    }
+}
+
+impl MessagePassing for HgtTarget<'_> {
+    /// `α_ji = softmax_i((Q x_i · K x_j W^att_r) μ_r / √D)`, `[E, heads]`.
+    fn edge_update(&self, edges: &EdgeInputs) -> Option<Tensor<2>> {
+        let (e, h) = (edges.num_edges(), self.heads);
+        let d = edges.x_dst().dims()[1] / h;
+        let q = edges.x_i().reshape([e, h, d]);
+        let prior = edges.edge_attr().expect("HGT's priors");
+        let scores =
+            (q * self.sources(edges, 0)).sum_dim(2).reshape([e, h]) * prior / (d as f64).sqrt();
+        Some(edges.softmax(scores))
+    }
+
+    /// `α_ji V x_j W^msg_r` per head.
+    fn message(&self, edges: &EdgeInputs) -> Tensor<2> {
+        let (e, o) = (edges.num_edges(), edges.x_dst().dims()[1]);
+        let alpha = edges.edge_attr().expect("HGT's attention");
+        (self.sources(edges, 1) * alpha.unsqueeze_dim::<3>(2)).reshape([e, o])
+    }
+
+    /// `β A_t(gelu(m_i)) + (1 − β) x_i` with `β = sigmoid(s_t)` when the widths agree, else
+    /// `A_t(gelu(m_i))`.
+    fn update(&self, aggregated: Tensor<2>, x_dst: Tensor<2>) -> Tensor<2> {
+        let o = x_dst.dims()[1];
+        let y = crate::compat::linear(self.a_lin, gelu(aggregated));
+        if self.x.dims()[1] != o {
+            return y;
+        }
+        let beta = sigmoid(self.skip.clone()).unsqueeze_dim::<2>(0);
+        y * beta.clone() + self.x.clone() * (beta.neg() + 1.0)
+    }
+
+    fn d_output(&self) -> Option<usize> {
+        Some(self.a_lin.weight.dims()[1])
     }
 }
