@@ -31,6 +31,7 @@ mod common {
     pub mod node_args;
     pub mod output;
     pub mod planetoid;
+    pub mod planetoid_node;
     pub mod plot;
     pub mod progress;
     pub mod record;
@@ -73,7 +74,7 @@ fn main() {
             .init(device)
     };
     // ANCHOR_END: setup
-    common::node::run_node_classification(
+    common::planetoid_node::run_node_classification(
         "gat_cora",
         "GAT paper: Cora 83.0 ± 0.7, CiteSeer 72.5 ± 0.7, PubMed 79.0 ± 0.3",
         &args,

@@ -22,6 +22,7 @@ mod common {
     pub mod node_args;
     pub mod output;
     pub mod planetoid;
+    pub mod planetoid_node;
     pub mod plot;
     pub mod progress;
     pub mod record;
@@ -59,7 +60,7 @@ fn main() {
             .with_dropout(0.5)
             .init(device)
     };
-    common::node::run_node_classification(
+    common::planetoid_node::run_node_classification(
         "gcn_cora",
         "GCN paper: Cora 81.5, CiteSeer 70.3, PubMed 79.0",
         &args,

@@ -11,32 +11,31 @@
 //! ```
 //!
 //! Setup: 2 layers of 64 hidden features (HAN: one layer, 8 heads), ReLU, dropout 0.5, Adam
-//! (lr 0.01, weight decay 5e-4), full-batch, keeping the epoch with the best validation
-//! accuracy. Papers are split 20 / 20 / 60 % into train / validation / test. Metrics
+//! (lr 0.01) with an L2 term `5e-4 / 2 · Σ w²` over every parameter, full-batch, keeping the
+//! epoch with the best validation accuracy. It trains on the shared node runner of `gat_cora`:
+//! `--resume` continues a killed run. Papers are split 20 / 20 / 60 % into train / validation / test. Metrics
 //! (`metrics.csv`, `summary.json`), curves (`curves.svg`) and a checkpoint per seed go to
 //! `--out` (default `runs/hetero_academic-<model>`).
 
 // The parts of examples/common this example uses.
 mod common {
     pub mod cli;
+    pub mod node;
     pub mod output;
     pub mod plot;
     pub mod progress;
     pub mod record;
+    pub mod resume;
 }
 
 use std::path::PathBuf;
-use std::time::Instant;
 
-use burn::module::Module;
-use burn::nn::loss::CrossEntropyLossConfig;
+use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::{Dropout, DropoutConfig, Linear, LinearConfig};
-use burn::optim::decay::WeightDecayConfig;
-use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::activation::relu;
 use burn::tensor::{Device, Int, Tensor};
-use burn_gnn::train::{EarlyStopping, StoppingRule, accuracy};
-use burn_gnn_data::{Academic, AcademicConfig, Planetoid};
+use burn_gnn::train::StoppingRule;
+use burn_gnn_data::{Academic, AcademicConfig};
 use burn_gnn_graph::{EDGE_TYPE, FeatureSetKind, GraphsTuple, HeteroGraph};
 use burn_gnn_nn::{
     HanConvConfig, HeteroLayer, HeteroSageConfig, HgtConvConfig, NodeFeatures, RgcnConv,
@@ -44,48 +43,53 @@ use burn_gnn_nn::{
 };
 use clap::{Parser, ValueEnum};
 use common::cli::{Backend, RunArgs, at_least, exit_with};
-use common::output::{Outputs, load_checkpoint};
-use common::progress::Progress;
-use common::record::{EpochRow, SeedResult, Setup, Summary, verify_checkpoint};
+use common::node::{NodeClassifier, Prepared, RunSpec, evaluate_checkpoint, train_seeds};
+use common::record::Setup;
+use common::resume::ResumeArgs;
 
 const HIDDEN: usize = 64;
 
 /// The graph on one device, with its homogeneous form for RGCN.
-struct Data {
+struct Input {
     graph: HeteroGraph,
     x: NodeFeatures,
     homogeneous: GraphsTuple,
     edge_type: Tensor<1, Int>,
-    labels: Tensor<1, Int>,
-    train: Tensor<1, Int>,
-    val: Tensor<1, Int>,
-    test: Tensor<1, Int>,
 }
 
-impl Data {
-    fn new(a: &Academic, device: &Device) -> Data {
+impl Input {
+    fn new(a: &Academic, device: &Device) -> Input {
         let graph = a.graph(device).expect("a generated graph is valid");
         let homogeneous = graph.to_homogeneous().expect("homogeneous form");
         let edge_type = homogeneous
             .feature(FeatureSetKind::Edges, EDGE_TYPE)
             .and_then(|f| f.int::<1>())
             .expect("edge types");
-        Data {
+        Input {
             x: graph.x_dict(),
             graph,
             homogeneous,
             edge_type,
-            labels: a.labels(device),
-            train: Planetoid::mask_indices(&a.train_mask, device),
-            val: Planetoid::mask_indices(&a.val_mask, device),
-            test: Planetoid::mask_indices(&a.test_mask, device),
         }
     }
 }
 
-/// A model that gives paper logits `[papers, topics]`.
-trait PaperClassifier: Module + Clone {
-    fn logits(&self, d: &Data) -> Tensor<2>;
+/// `Σ w²` over every float parameter of `module`: the L2 term decays all of them, as Adam's
+/// weight decay would.
+fn squared_norm<M: Module>(module: &M) -> Tensor<1> {
+    struct Sum(Option<Tensor<1>>);
+    impl ModuleVisitor for Sum {
+        fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<D>>) {
+            let s = param.val().powi_scalar(2).sum();
+            self.0 = Some(match self.0.take() {
+                Some(sum) => sum + s,
+                None => s,
+            });
+        }
+    }
+    let mut sum = Sum(None);
+    module.visit(&mut sum);
+    sum.0.expect("a model with parameters")
 }
 
 // ANCHOR: models
@@ -98,8 +102,8 @@ struct Stack<L: Module> {
     dropout: Dropout,
 }
 
-impl<L: Module + burn::module::ModuleDisplay + HeteroLayer> PaperClassifier for Stack<L> {
-    fn logits(&self, d: &Data) -> Tensor<2> {
+impl<L: Module + burn::module::ModuleDisplay + HeteroLayer> NodeClassifier<Input> for Stack<L> {
+    fn logits(&self, d: &Input) -> Tensor<2> {
         let mut h = d.x.clone();
         for layer in &self.layers {
             let out = layer
@@ -112,6 +116,9 @@ impl<L: Module + burn::module::ModuleDisplay + HeteroLayer> PaperClassifier for 
         }
         self.head.forward(h.remove("paper").expect("papers"))
     }
+    fn decayed(&self) -> Tensor<1> {
+        squared_norm(self)
+    }
 }
 
 /// Two RGCN layers (basis decomposition, 4 bases) on the homogeneous form of the graph.
@@ -122,8 +129,8 @@ struct Rgcn {
     dropout: Dropout,
 }
 
-impl PaperClassifier for Rgcn {
-    fn logits(&self, d: &Data) -> Tensor<2> {
+impl NodeClassifier<Input> for Rgcn {
+    fn logits(&self, d: &Input) -> Tensor<2> {
         let mut h = d.graph.nodes_to_homogeneous(&d.x).expect("same widths");
         for layer in &self.layers {
             h = self
@@ -132,6 +139,9 @@ impl PaperClassifier for Rgcn {
         }
         let mut by_type = d.graph.nodes_from_homogeneous(h).expect("one row per node");
         self.head.forward(by_type.remove("paper").expect("papers"))
+    }
+    fn decayed(&self) -> Tensor<1> {
+        squared_norm(self)
     }
 }
 
@@ -143,12 +153,15 @@ struct Mlp {
     dropout: Dropout,
 }
 
-impl PaperClassifier for Mlp {
-    fn logits(&self, d: &Data) -> Tensor<2> {
+impl NodeClassifier<Input> for Mlp {
+    fn logits(&self, d: &Input) -> Tensor<2> {
         self.head.forward(
             self.dropout
                 .forward(relu(self.hidden.forward(d.x["paper"].clone()))),
         )
+    }
+    fn decayed(&self) -> Tensor<1> {
+        squared_norm(self)
     }
 }
 // ANCHOR_END: models
@@ -191,6 +204,9 @@ struct Args {
     /// Where the run writes (default runs/hetero_academic-<model>); a checkpoint to evaluate.
     #[command(flatten)]
     run: RunArgs,
+    /// `--resume` and how often it saves.
+    #[command(flatten)]
+    resume: ResumeArgs,
 }
 
 impl Args {
@@ -199,123 +215,41 @@ impl Args {
     }
 }
 
-/// Validation loss, validation accuracy and test accuracy.
-fn evaluate<M: PaperClassifier>(model: &M, d: &Data) -> (f64, f64, f64) {
-    let logits = model.logits(d);
-    let loss = CrossEntropyLossConfig::new()
-        .init(&logits.device())
-        .forward(
-            logits.clone().select(0, d.val.clone()),
-            d.labels.clone().select(0, d.val.clone()),
-        );
-    (
-        loss.into_scalar::<f64>(),
-        split_accuracy(&logits, d, &d.val),
-        split_accuracy(&logits, d, &d.test),
-    )
-}
-
-/// Accuracy on the papers `rows`.
-fn split_accuracy(logits: &Tensor<2>, d: &Data, rows: &Tensor<1, Int>) -> f64 {
-    let labels = d.labels.clone().select(0, rows.clone());
-    accuracy(logits.clone().select(0, rows.clone()), labels)
-}
-
-fn run<M: PaperClassifier>(args: &Args, academic: &Academic, make: impl Fn(&Device) -> M) {
+fn run<M: NodeClassifier<Input>>(args: &Args, academic: &Academic, make: impl Fn(&Device) -> M) {
     let base = args.backend.device_or_exit();
-    let train_dev = base.clone().autodiff();
-    let (train, eval) = (Data::new(academic, &train_dev), Data::new(academic, &base));
+    let masks = [
+        &academic.train_mask,
+        &academic.val_mask,
+        &academic.test_mask,
+    ];
+    let p = Prepared::new(
+        |d| Input::new(academic, d),
+        |d| academic.labels(d),
+        masks.map(|m| m.as_slice()),
+        &base,
+    );
     if let Some(path) = &args.run.checkpoint {
-        let model = load_checkpoint(make(&base), path).valid();
-        let (val_loss, val_acc, test_acc) = evaluate(&model, &eval);
-        println!(
-            "{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}",
-            path.display()
-        );
-        verify_checkpoint(path, args.backend, (val_acc, test_acc));
-        return;
+        return evaluate_checkpoint(make(&base), &p, path, args.backend);
     }
     let model_name = args.model_name();
-    let out = args.run.out.clone();
-    let outputs = Outputs::create(
-        out.unwrap_or_else(|| PathBuf::from(format!("runs/hetero_academic-{model_name}"))),
-    );
+    let spec = RunSpec {
+        example: "hetero_academic",
+        paper: "MLP on the paper features: the floor",
+        dataset: format!("{} papers, {model_name}", academic.config.papers),
+        backend: args.backend,
+        seeds: args.seeds,
+        dense: false,
+        out: (args.run.out.clone())
+            .unwrap_or_else(|| PathBuf::from(format!("runs/hetero_academic-{model_name}"))),
+        resume: args.resume.clone(),
+    };
     let setup = Setup {
         lr: 0.01,
         weight_decay: 5e-4,
         epochs: args.epochs,
         stopping: StoppingRule::BestValAcc,
     };
-    let (mut results, mut rows) = (vec![], vec![]);
-    let start = Instant::now();
-    let loss_fn = CrossEntropyLossConfig::new().init(&train_dev);
-    let train_labels = train.labels.clone().select(0, train.train.clone());
-    for seed in 0..args.seeds {
-        train_dev.seed(seed);
-        let seed_start = Instant::now();
-        let mut model = make(&train_dev);
-        let mut optim = AdamConfig::new()
-            .with_weight_decay(Some(WeightDecayConfig::new(setup.weight_decay as f32)))
-            .init();
-        let mut bar = Progress::new(
-            args.epochs as u64,
-            format!("{model_name} seed {}/{}", seed + 1, args.seeds),
-        );
-        let mut stopping = EarlyStopping::new(setup.stopping);
-        let mut best: Option<(M, usize, f64, f64, f64)> = None;
-        for epoch in 1..=setup.epochs {
-            let logits = model.logits(&train).select(0, train.train.clone());
-            let train_acc = accuracy(logits.clone(), train_labels.clone());
-            let loss = loss_fn.forward(logits, train_labels.clone());
-            let train_loss = loss.clone().into_scalar::<f64>();
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            model = optim.step(setup.lr, model, grads);
-            let valid = model.valid();
-            let (val_loss, val_acc, test_acc) = evaluate(&valid, &eval);
-            rows.push(EpochRow {
-                seed,
-                epoch,
-                train_loss,
-                train_acc,
-                val_loss,
-                val_acc,
-                test_acc,
-            });
-            bar.set(
-                epoch as u64,
-                format!("loss {train_loss:.3}  val acc {val_acc:.3}"),
-            );
-            if stopping.observe(val_acc, val_loss).keep {
-                best = Some((valid, epoch, val_acc, val_loss, test_acc));
-            }
-        }
-        let (kept, epoch, val_acc, val_loss, test_acc) = best.expect("at least one epoch");
-        bar.finish(format!(
-            "kept epoch {epoch}: val acc {val_acc:.3}, test acc {test_acc:.3}"
-        ));
-        results.push(SeedResult {
-            seed,
-            kept_epoch: epoch,
-            epochs_run: setup.epochs,
-            val_acc,
-            val_loss,
-            test_acc,
-            seconds: seed_start.elapsed().as_secs_f64(),
-            checkpoint: Some(outputs.save_model(kept, seed)),
-        });
-    }
-    let run = format!("{model_name} on {} papers", academic.config.papers);
-    let seconds = start.elapsed().as_secs_f64();
-    let summary = Summary::new(
-        "hetero_academic",
-        &run,
-        args.backend,
-        &setup,
-        results,
-        seconds,
-    );
-    summary.print("MLP on the paper features: the floor", "seed");
-    outputs.write_all(&format!("hetero_academic, {run}"), &summary, &rows);
+    train_seeds(&spec, setup, &p, make);
 }
 
 fn main() {

@@ -1,7 +1,8 @@
-//! The node-classification runner of `gat_cora` and `gcn_cora`: a Planetoid dataset loaded
-//! (embedded or downloaded), training over seeds stopped by the library's `EarlyStopping`,
-//! progress bars, `--resume`, and the outputs of `record`.
+//! The node-classification runner of `gat_cora`, `gcn_cora` and `hetero_academic`: training over
+//! seeds stopped by the library's `EarlyStopping`, progress bars, `--resume`, `--eval-only`, and
+//! the outputs of `record`, for any model input (a Planetoid graph, a heterogeneous graph).
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use burn::module::Module;
@@ -10,108 +11,68 @@ use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Int, Tensor};
 use burn_gnn::train::accuracy;
 use burn_gnn_data::Planetoid;
-use burn_gnn_graph::{GraphsTuple, SparseMatrix};
-use burn_gnn_nn::{Gat, Gcn};
 
-use super::node_args::NodeArgs;
+use super::cli::Backend;
 use super::output::{Outputs, load_checkpoint};
-use super::planetoid::planetoid;
 use super::progress::Progress;
 use super::record::{EpochRow, SeedResult, Setup, Summary, verify_checkpoint};
-use super::resume::{Resume, RunKey, RunState, SeedProgress};
+use super::resume::{Resume, ResumeArgs, RunKey, RunState, SeedProgress};
 
-/// Test/validation/training index tensors and the graph on the training and the evaluation
-/// device.
-pub struct Prepared {
-    pub graph: GraphsTuple,
-    pub x: Tensor<2>,
-    /// `x` and `eval_x` as sparse matrices, unless `--dense`.
-    pub sparse: Option<(SparseMatrix, SparseMatrix)>,
+/// A model's input on the training and on the evaluation device, the labels and the splits.
+pub struct Prepared<D> {
+    /// The training device: `base.autodiff()`.
+    pub train_dev: Device,
+    /// The input on the training device.
+    pub train: D,
+    /// The input on the evaluation device.
+    pub eval: D,
     pub train_idx: Tensor<1, Int>,
     pub train_labels: Tensor<1, Int>,
-    pub eval_graph: GraphsTuple,
-    pub eval_x: Tensor<2>,
     pub eval_labels: Tensor<1, Int>,
     pub val_idx: Tensor<1, Int>,
     pub test_idx: Tensor<1, Int>,
 }
 
-impl Prepared {
-    /// Puts `data` on `base` (evaluation) and `base.autodiff()` (training), edges sorted by
-    /// receiver.
-    pub fn new(data: &Planetoid, base: &Device, dense: bool) -> Prepared {
+impl<D> Prepared<D> {
+    /// `input` built on `base.autodiff()` (training) and `base` (evaluation), with the labels
+    /// `labels` of the classified nodes and their train, validation and test masks.
+    pub fn new(
+        input: impl Fn(&Device) -> D,
+        labels: impl Fn(&Device) -> Tensor<1, Int>,
+        [train, val, test]: [&[bool]; 3],
+        base: &Device,
+    ) -> Prepared<D> {
         let train_dev = base.clone().autodiff();
-        let graph = data
-            .graph(&train_dev)
-            .expect("a loaded dataset is valid")
-            .sort_by_receiver();
-        let eval_graph = data
-            .graph(base)
-            .expect("a loaded dataset is valid")
-            .sort_by_receiver();
-        let train_idx = Planetoid::mask_indices(&data.train_mask, &train_dev);
-        let x = graph.node_tensor::<2>().expect("node features");
-        let eval_x = eval_graph.node_tensor::<2>().expect("node features");
+        let train_idx = Planetoid::mask_indices(train, &train_dev);
         Prepared {
-            sparse: (!dense).then(|| {
-                (
-                    SparseMatrix::from_dense(&x),
-                    SparseMatrix::from_dense(&eval_x),
-                )
-            }),
-            x,
-            train_labels: data.labels(&train_dev).select(0, train_idx.clone()),
+            train: input(&train_dev),
+            eval: input(base),
+            train_labels: labels(&train_dev).select(0, train_idx.clone()),
             train_idx,
-            graph,
-            eval_x,
-            eval_graph,
-            eval_labels: data.labels(base),
-            val_idx: Planetoid::mask_indices(&data.val_mask, base),
-            test_idx: Planetoid::mask_indices(&data.test_mask, base),
+            eval_labels: labels(base),
+            val_idx: Planetoid::mask_indices(val, base),
+            test_idx: Planetoid::mask_indices(test, base),
+            train_dev,
         }
     }
 }
 
 // ANCHOR: classifier
-/// A model the node-classification loop trains.
-pub trait NodeClassifier: Module + Clone {
-    /// Logits `[N, classes]`.
-    fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2>;
-    /// Logits from sparse features (the models' `forward_sparse`); dense by default.
-    fn logits_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
-        self.logits(x.to_dense(), graph)
-    }
+/// A model the node-classification loop trains on inputs `D`.
+pub trait NodeClassifier<D>: Module + Clone {
+    /// Logits `[N, classes]` of the classified nodes.
+    fn logits(&self, input: &D) -> Tensor<2>;
     /// `Σ w²` over the parameters that get weight decay.
     fn decayed(&self) -> Tensor<1>;
 }
 
-// The library's GAT and GCN: sparse first layers, and the L2 term of their papers.
-macro_rules! node_classifier {
-    ($($model:ty),*) => {$(
-        impl NodeClassifier for $model {
-            fn logits(&self, x: Tensor<2>, graph: &GraphsTuple) -> Tensor<2> {
-                self.forward(x, graph)
-            }
-            fn logits_sparse(&self, x: &SparseMatrix, graph: &GraphsTuple) -> Tensor<2> {
-                self.forward_sparse(x, graph)
-            }
-            fn decayed(&self) -> Tensor<1> {
-                self.decayed_norm_sq()
-            }
-        }
-    )*};
-}
-node_classifier!(Gat, Gcn);
 // ANCHOR_END: classifier
 
 /// Validation loss, validation accuracy and test accuracy of `model` (evaluation mode).
-pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {
-    let logits = match &p.sparse {
-        Some((_, x)) => model.logits_sparse(x, &p.eval_graph),
-        None => model.logits(p.eval_x.clone(), &p.eval_graph),
-    };
+pub fn evaluate<D, M: NodeClassifier<D>>(model: &M, p: &Prepared<D>) -> (f64, f64, f64) {
+    let logits = model.logits(&p.eval);
     let loss = CrossEntropyLossConfig::new()
-        .init(&p.eval_x.device())
+        .init(&logits.device())
         .forward(
             logits.clone().select(0, p.val_idx.clone()),
             p.eval_labels.clone().select(0, p.val_idx.clone()),
@@ -133,28 +94,24 @@ pub fn evaluate<M: NodeClassifier>(model: &M, p: &Prepared) -> (f64, f64, f64) {
 /// own, so a resumed seed continues exactly. `save` is called every `every` epochs; `bar`
 /// shows progress.
 #[allow(clippy::too_many_arguments)]
-pub fn train_seed<M: NodeClassifier>(
+pub fn train_seed<D, M: NodeClassifier<D>>(
     (mut model, mut optim, mut kept): (M, ModuleOptimizer, M),
     mut progress: SeedProgress,
     setup: &Setup,
-    p: &Prepared,
+    p: &Prepared<D>,
     train_dev: &Device,
     every: usize,
     bar: &mut Progress,
     mut save: impl FnMut(&SeedProgress, (&M, &ModuleOptimizer, &M)),
 ) -> (M, SeedResult, Vec<EpochRow>) {
     let start = Instant::now();
-    let loss_fn = CrossEntropyLossConfig::new().init(&p.x.device());
+    let loss_fn = CrossEntropyLossConfig::new().init(train_dev);
     let seed = progress.seed;
     bar.set(progress.epoch as u64, "");
     for epoch in progress.epoch + 1..=setup.epochs {
         train_dev.seed(epoch_seed(seed, epoch));
         // ANCHOR: step
-        let logits = match &p.sparse {
-            Some((x, _)) => model.logits_sparse(x, &p.graph),
-            None => model.logits(p.x.clone(), &p.graph),
-        };
-        let train_logits = logits.select(0, p.train_idx.clone());
+        let train_logits = model.logits(&p.train).select(0, p.train_idx.clone());
         let train_acc = accuracy(train_logits.clone(), p.train_labels.clone());
         let ce = loss_fn.forward(train_logits, p.train_labels.clone());
         let train_loss = ce.clone().into_scalar::<f64>();
@@ -211,52 +168,58 @@ fn epoch_seed(seed: u64, epoch: usize) -> u64 {
     seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ epoch as u64
 }
 
-/// Runs a node-classification example: either `--eval-only` on a checkpoint, or training over
-/// seeds with a progress bar each, a final table, metrics, plot and checkpoints. `make` builds
-/// the model for a dataset on a device.
-pub fn run_node_classification<M: NodeClassifier>(
-    example: &str,
-    paper: &str,
-    args: &NodeArgs,
-    setup: Setup,
-    make: impl Fn(&Planetoid, &Device) -> M,
+/// `--eval-only`: the checkpoint at `path` loaded into `model`, evaluated and checked against
+/// the `summary.json` beside it.
+pub fn evaluate_checkpoint<D, M: NodeClassifier<D>>(
+    model: M,
+    p: &Prepared<D>,
+    path: &Path,
+    backend: Backend,
 ) {
-    let base = args.backend.device_or_exit();
-    let mut data = planetoid(args.dataset, args.data_dir.as_deref());
-    data.row_normalize();
+    let model = load_checkpoint(model, path).valid();
+    let (val_loss, val_acc, test_acc) = evaluate(&model, p);
     println!(
-        "{}: {} nodes, {} edges, {} features, {} classes; train/val/test {}/{}/{}",
-        data.name,
-        data.num_nodes,
-        data.senders.len(),
-        data.num_features,
-        data.num_classes,
-        data.train_mask.iter().filter(|&&m| m).count(),
-        data.val_mask.iter().filter(|&&m| m).count(),
-        data.test_mask.iter().filter(|&&m| m).count()
+        "{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}",
+        path.display()
     );
-    let p = Prepared::new(&data, &base, args.dense);
-    if let Some(path) = &args.run.checkpoint {
-        let model = load_checkpoint(make(&data, &base), path).valid();
-        let (val_loss, val_acc, test_acc) = evaluate(&model, &p);
-        println!(
-            "{}: val acc {val_acc:.4}  val loss {val_loss:.4}  test acc {test_acc:.4}",
-            path.display()
-        );
-        verify_checkpoint(path, args.backend, (val_acc, test_acc));
-        return;
-    }
-    let outputs = Outputs::create(args.out_dir(example));
-    let train_dev = base.clone().autodiff();
+    verify_checkpoint(path, backend, (val_acc, test_acc));
+}
+
+/// What identifies a training run to [`train_seeds`]: its names, where it writes, and whether it
+/// resumes.
+pub struct RunSpec<'a> {
+    pub example: &'a str,
+    /// The paper's figures, printed under the table.
+    pub paper: &'a str,
+    /// What is classified (a dataset's name, a generated graph's description).
+    pub dataset: String,
+    pub backend: Backend,
+    pub seeds: u64,
+    pub dense: bool,
+    pub out: PathBuf,
+    pub resume: ResumeArgs,
+}
+
+/// Trains seeds `0..spec.seeds` (resuming the last save with `--resume`), each model made by
+/// `make` on the training device after seeding it; prints the table and writes the outputs.
+pub fn train_seeds<D, M: NodeClassifier<D>>(
+    spec: &RunSpec,
+    setup: Setup,
+    p: &Prepared<D>,
+    make: impl Fn(&Device) -> M,
+) {
+    let outputs = Outputs::create(spec.out.clone());
+    let train_dev = &p.train_dev;
     let resume = Resume::new(&outputs.dir);
     let key = RunKey {
-        example: example.into(),
-        dataset: data.name.clone(),
-        backend: args.backend,
+        example: spec.example.into(),
+        dataset: spec.dataset.clone(),
+        backend: spec.backend,
         setup,
-        seeds: args.seeds,
-        dense: args.dense,
+        seeds: spec.seeds,
+        dense: spec.dense,
     };
+    let args = &spec.resume;
     let saved = if args.resume {
         resume.load(&key)
     } else {
@@ -282,9 +245,9 @@ pub fn run_node_classification<M: NodeClassifier>(
     }
     // Training time of this run so far, earlier processes included.
     let seconds = |run: &RunState| run.seconds + run_start.elapsed().as_secs_f64();
-    for seed in run.done.len() as u64..args.seeds {
+    for seed in run.done.len() as u64..spec.seeds {
         train_dev.seed(seed);
-        let model = make(&data, &train_dev);
+        let model = make(train_dev);
         let (tensors, progress) = match run.current.take() {
             Some(progress) => (resume.restore(model.clone(), model), progress),
             None => (
@@ -294,7 +257,7 @@ pub fn run_node_classification<M: NodeClassifier>(
         };
         let mut bar = Progress::new(
             setup.epochs as u64,
-            format!("seed {}/{}", seed + 1, args.seeds),
+            format!("seed {}/{}", seed + 1, spec.seeds),
         );
         let save = |progress: &SeedProgress, tensors: (&M, &ModuleOptimizer, &M)| {
             resume.save(&run, seconds(&run), progress, tensors)
@@ -303,8 +266,8 @@ pub fn run_node_classification<M: NodeClassifier>(
             tensors,
             progress,
             &setup,
-            &p,
-            &train_dev,
+            p,
+            train_dev,
             args.checkpoint_every,
             &mut bar,
             save,
@@ -316,16 +279,24 @@ pub fn run_node_classification<M: NodeClassifier>(
         r.checkpoint = Some(outputs.save_model(kept, seed));
         run.done.push(r);
         run.done_rows.extend(rows);
-        if seed + 1 < args.seeds {
+        if seed + 1 < spec.seeds {
             // The next seed starts from its initial model: the state alone says where.
             resume.save_between_seeds(&run, seconds(&run));
         }
     }
     let seconds = seconds(&run);
-    let summary = Summary::new(example, &data.name, args.backend, &setup, run.done, seconds);
-    summary.print(paper, "seed");
+    let example = spec.example;
+    let summary = Summary::new(
+        example,
+        &spec.dataset,
+        spec.backend,
+        &setup,
+        run.done,
+        seconds,
+    );
+    summary.print(spec.paper, "seed");
     outputs.write_all(
-        &format!("{example} on {}", data.name),
+        &format!("{example} on {}", spec.dataset),
         &summary,
         &run.done_rows,
     );

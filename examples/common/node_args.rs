@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 
-use super::cli::{Backend, RunArgs, at_least};
+use super::cli::{Backend, RunArgs};
 use super::planetoid::Dataset;
+use super::resume::ResumeArgs;
 
 /// The flags of the node-classification examples (`gat_cora`, `gcn_cora`).
 #[derive(Debug, Parser)]
@@ -35,13 +36,9 @@ pub struct NodeArgs {
     /// Dense input features instead of the sparse first layer.
     #[arg(long)]
     pub dense: bool,
-    /// Continue a killed run from its last save in `<out>/resume/` (the same flags, or it is
-    /// refused); without a save, start afresh.
-    #[arg(long, conflicts_with = "eval_only")]
-    pub resume: bool,
-    /// Save the state `--resume` continues from every N epochs.
-    #[arg(long, default_value_t = 10, value_parser = at_least::<1>)]
-    pub checkpoint_every: usize,
+    /// `--resume` and how often it saves.
+    #[command(flatten)]
+    pub resume: ResumeArgs,
 }
 
 impl NodeArgs {

@@ -10,9 +10,21 @@ use burn::optim::ModuleOptimizer;
 use burn_gnn::train::EarlyStopping;
 use serde::{Deserialize, Serialize};
 
-use super::cli::{Backend, exit_with};
+use super::cli::{Backend, at_least, exit_with};
 use super::output::load_checkpoint;
 use super::record::{EpochRow, SeedResult, Setup};
+
+/// `--resume`: continue a killed run (this module).
+#[derive(Clone, Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// Continue a killed run from its last save in `<out>/resume/` (the same flags, or it is
+    /// refused); without a save, start afresh.
+    #[arg(long, conflicts_with = "eval_only")]
+    pub resume: bool,
+    /// Save the state `--resume` continues from every N epochs.
+    #[arg(long, default_value_t = 10, value_parser = at_least::<1>)]
+    pub checkpoint_every: usize,
+}
 
 /// How far one seed's training has come: all but the tensors (the model, the optimizer's state
 /// and the kept model, saved beside it).
