@@ -16,8 +16,10 @@ pub struct EdgeInputs<'a> {
     senders: &'a Tensor<1, Int>,
     receivers: &'a Tensor<1, Int>,
     edge_attr: Option<&'a Tensor<2>>,
-    /// The sender and receiver plans, when the edges are planned.
-    plans: Option<(&'a SegmentPlan, &'a SegmentPlan)>,
+    /// The senders' plan, when the edges are planned on both sides.
+    sender_plan: Option<&'a SegmentPlan>,
+    /// The receivers' plan, when the receivers are planned.
+    receiver_plan: Option<&'a SegmentPlan>,
     /// `x_src` and `x_dst` are one node set (a [`NodePair`] made from one tensor).
     same_nodes: bool,
 }
@@ -63,8 +65,8 @@ impl EdgeInputs<'_> {
     }
     /// Incoming edges per target node, `[N_dst]`.
     pub fn in_degree(&self) -> Tensor<1, Int> {
-        match self.plans {
-            Some((_, receivers)) => receivers.count(),
+        match self.receiver_plan {
+            Some(receivers) => receivers.count(),
             None => self.receiver_ids().count(),
         }
     }
@@ -72,22 +74,22 @@ impl EdgeInputs<'_> {
     pub fn num_receivers(&self) -> usize {
         self.x_dst.dims()[0]
     }
-    /// `aggregation` of `messages` (`[E, D]`) into the receivers, through the graph's plan
-    /// when the edges are a graph's.
+    /// `aggregation` of `messages` (`[E, D]`) into the receivers, through the receivers' plan
+    /// when they have one.
     pub fn aggregate(&self, aggregation: &Aggregation, messages: Tensor<2>) -> Tensor<2> {
-        match self.plans {
-            Some((_, receivers)) => aggregation.aggregate_with(messages, receivers),
+        match self.receiver_plan {
+            Some(receivers) => aggregation.aggregate_with(messages, receivers),
             None => aggregation.aggregate_with(messages, &self.receiver_ids()),
         }
     }
     /// `aggregation` of the messages `x[senders]` into the receivers, fused where it allows
-    /// (see [`Aggregation::aggregate_gathered`]), through the graph's plans when the edges are a
-    /// graph's.
+    /// (see [`Aggregation::aggregate_gathered`]), through the plans when both sides are planned
+    /// (else over the ids).
     ///
     /// # Shapes
     /// `x: [N_src, D]` -> `[N_dst, D * width]`.
     pub fn aggregate_gathered(&self, aggregation: &Aggregation, x: Tensor<2>) -> Tensor<2> {
-        match self.plans {
+        match self.plans() {
             Some((s, r)) => aggregation.aggregate_gathered_with(x, s, r),
             None => {
                 let (s, r) = self.ids(x.dims()[0]);
@@ -101,7 +103,7 @@ impl EdgeInputs<'_> {
     /// # Shapes
     /// `x: [N_src, D]`, `weights: [E, H]` -> `[N_dst, D]`.
     pub fn spmm(&self, x: Tensor<2>, weights: Tensor<2>) -> Tensor<2> {
-        match self.plans {
+        match self.plans() {
             Some((s, r)) => SegmentPlan::spmm(x, s, r, Some(weights)),
             None => {
                 let (s, r) = self.ids(x.dims()[0]);
@@ -109,20 +111,20 @@ impl EdgeInputs<'_> {
             }
         }
     }
-    /// Softmax of `logits` (`[E, H]`) over each receiver's incoming edges, through the plan
-    /// when the edges are planned.
+    /// Softmax of `logits` (`[E, H]`) over each receiver's incoming edges, through the
+    /// receivers' plan when they have one.
     ///
     /// # Shapes
     /// `logits: [E, H]` -> `[E, H]`.
     pub fn softmax(&self, logits: Tensor<2>) -> Tensor<2> {
-        match self.plans {
-            Some((_, receivers)) => receivers.softmax(logits),
+        match self.receiver_plan {
+            Some(receivers) => receivers.softmax(logits),
             None => self.receiver_ids().softmax(logits),
         }
     }
     /// GAT's fused attention: `softmax_j(LeakyReLU(src[senders] + dst[receivers] + bias))` per
     /// receiver in one pass (see [`burn_segment::attention_softmax`]); a bias of `-inf` masks
-    /// an edge.
+    /// an edge. Through the plans when both sides are planned (else over the ids).
     ///
     /// # Shapes
     /// `src: [N_src, H]`, `dst: [N_dst, H]`, `bias: [E, H]` or `[E, 1]` -> `[E, H]`.
@@ -133,13 +135,16 @@ impl EdgeInputs<'_> {
         bias: Option<Tensor<2>>,
         negative_slope: f64,
     ) -> Tensor<2> {
-        match self.plans {
+        match self.plans() {
             Some((s, r)) => SegmentPlan::attention_softmax(src, dst, s, r, bias, negative_slope),
             None => {
                 let (s, r) = self.ids(src.dims()[0]);
                 SegmentIds::attention_softmax(src, dst, &s, &r, bias, negative_slope)
             }
         }
+    }
+    fn plans(&self) -> Option<(&SegmentPlan, &SegmentPlan)> {
+        self.sender_plan.zip(self.receiver_plan)
     }
     fn receiver_ids(&self) -> SegmentIds {
         SegmentIds::new(self.receivers.clone(), self.num_receivers())
@@ -156,7 +161,8 @@ impl EdgeInputs<'_> {
 /// read them) or as plans (a graph's [`sender_plan`](GraphsTuple::sender_plan) and
 /// [`receiver_plan`](GraphsTuple::receiver_plan), or a relation's
 /// [`HeteroGraph::edge_plans`](burn_gnn_graph::HeteroGraph::edge_plans)), which every op then
-/// reuses. One argument for both, so a layer has one relation form.
+/// reuses, or as sender ids beside the receivers' plan. One argument for all three, so a layer
+/// has one relation form.
 #[derive(Clone, Copy, Debug)]
 pub enum RelationEdges<'a> {
     /// Senders and receivers as given, `[E]` each.
@@ -164,6 +170,11 @@ pub enum RelationEdges<'a> {
     /// The senders' plan (one segment per row of `x_src`) and the receivers' (one per row of
     /// `x_dst`).
     Plans(&'a SegmentPlan, &'a SegmentPlan),
+    /// Sender ids, `[E]`, and the receivers' plan: for senders that index rows no plan is kept
+    /// for (RGCN's `R · N` rows of `x W_r`, HGT's stacked relations), whose receivers are still
+    /// a graph's. The receiver-side ops (aggregation, softmax, degrees) reuse the plan; the ops
+    /// over both sides (fused gather-aggregate, `spmm`, attention softmax) read the ids.
+    Received(&'a Tensor<1, Int>, &'a SegmentPlan),
 }
 
 impl<'a> From<(&'a Tensor<1, Int>, &'a Tensor<1, Int>)> for RelationEdges<'a> {
@@ -223,14 +234,23 @@ impl<'a> RelationEdges<'a> {
         match *self {
             RelationEdges::Ids(s, r) => (s, r),
             RelationEdges::Plans(s, r) => (s.segment_ids(), r.segment_ids()),
+            RelationEdges::Received(s, r) => (s, r.segment_ids()),
         }
     }
 
-    /// The plans, when the edges are planned.
+    /// The plans, when both sides are planned.
     pub fn plans(&self) -> Option<(&'a SegmentPlan, &'a SegmentPlan)> {
         match *self {
-            RelationEdges::Ids(..) => None,
             RelationEdges::Plans(s, r) => Some((s, r)),
+            RelationEdges::Ids(..) | RelationEdges::Received(..) => None,
+        }
+    }
+
+    /// The receivers' plan, when they have one.
+    pub fn receiver_plan(&self) -> Option<&'a SegmentPlan> {
+        match *self {
+            RelationEdges::Plans(_, r) | RelationEdges::Received(_, r) => Some(r),
+            RelationEdges::Ids(..) => None,
         }
     }
 }
@@ -339,7 +359,8 @@ pub(crate) fn edge_values<M: MessagePassing>(
         senders,
         receivers,
         edge_attr: edge_attr.as_ref(),
-        plans: relation.plans(),
+        sender_plan: relation.plans().map(|(s, _)| s),
+        receiver_plan: relation.receiver_plan(),
         same_nodes: same,
     })
 }
@@ -352,7 +373,7 @@ fn run<M: MessagePassing>(
     edge_attr: Option<Tensor<2>>,
 ) -> Tensor<2> {
     let NodePair { x_src, x_dst, same } = x;
-    let ((senders, receivers), plans) = (relation.ids(), relation.plans());
+    let (senders, receivers) = relation.ids();
     if let (0, Some(width)) = (x_dst.dims()[0], layer.d_output()) {
         return crate::compat::no_rows(width, &x_dst);
     }
@@ -362,7 +383,8 @@ fn run<M: MessagePassing>(
         senders,
         receivers,
         edge_attr: edge_attr.as_ref(),
-        plans,
+        sender_plan: relation.plans().map(|(s, _)| s),
+        receiver_plan: relation.receiver_plan(),
         same_nodes: same,
     };
     let updated = layer.edge_update(&edges);

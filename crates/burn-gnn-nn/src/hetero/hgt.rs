@@ -4,13 +4,13 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::{gelu, sigmoid};
-use burn::tensor::{Device, Int, Tensor};
+use burn::tensor::{Device, Tensor};
 use burn_gnn_graph::{EdgeType, HeteroGraph, gather_rows};
 use burn_segment::SegmentPlan;
 
 use super::{NodeFeatures, relation_edges};
 use crate::conv::glorot;
-use crate::{EdgeInputs, MessagePassing, NnError};
+use crate::{EdgeInputs, MessagePassing, NnError, RelationEdges};
 
 /// Configuration of an [`HgtConv`]; defaults are PyG's `HGTConv`.
 #[derive(Config, Debug)]
@@ -195,17 +195,14 @@ impl HgtConv {
             let y = if sources.is_empty() {
                 target.update(Tensor::zeros([n, o], (&xt.device(), xt.dtype())), q)
             } else {
-                // Plans of the stacked edges for the softmax, the sum and both backward passes
-                // (the relations' ids are in range: a checked graph).
-                let plan = |ids: Vec<Tensor<1, Int>>, rows: usize| {
-                    SegmentPlan::new(Tensor::cat(ids, 0), rows)
-                        .map_err(|e| NnError::Hetero(format!("edges into node type {t}: {e}")))
-                };
-                let (senders, receivers) = (plan(senders, n_src)?, plan(receivers, n)?);
-                let priors = Tensor::cat(priors, 0);
+                // The receivers' plan serves the softmax, the sum and their backward passes; the
+                // senders are only gathered, so they stay ids (in range: a checked graph).
+                let receivers = SegmentPlan::new(Tensor::cat(receivers, 0), n)
+                    .map_err(|e| NnError::Hetero(format!("edges into node type {t}: {e}")))?;
+                let (senders, priors) = (Tensor::cat(senders, 0), Tensor::cat(priors, 0));
                 target.propagate(
                     (Tensor::cat(sources, 0), q),
-                    (&senders, &receivers),
+                    RelationEdges::Received(&senders, &receivers),
                     Some(priors),
                 )
             };

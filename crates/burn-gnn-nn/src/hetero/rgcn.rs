@@ -166,9 +166,10 @@ impl RgcnConv {
         // Each edge's sender among the `R · N` rows of `x W_r`, and its (receiver, relation)
         // pair's edge count, which the message is divided by (the mean per pair).
         let sources = edge_type.clone().mul_scalar(n as i64) + senders;
-        let pair = receivers.clone().mul_scalar(r as i64) + edge_type;
+        let pair = receivers.mul_scalar(r as i64) + edge_type;
         let counts = gather_rows(segment_count(pair.clone(), n * r), pair).float();
-        let edges = RelationEdges::Ids(&sources, &receivers);
+        // The sources are rows no plan is kept for; the receivers are the graph's, planned.
+        let edges = RelationEdges::Received(&sources, graph.receiver_plan());
         self.propagate((flat, x), edges, Some(counts.unsqueeze_dim(1)))
     }
 }

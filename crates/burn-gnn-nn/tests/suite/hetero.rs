@@ -379,3 +379,52 @@ fn hetero_layers_give_finite_gradients() {
         }
     }
 }
+
+/// RGCN and HGT aggregate through a receiver plan (`RelationEdges::Received`), their senders
+/// being rows no plan is kept for: forward and backward plan ids per call once in RGCN (its
+/// (receiver, relation) edge counts) and never in HGT (counted on the CPU kernels).
+#[test]
+fn rgcn_and_hgt_aggregate_through_a_receiver_plan() {
+    let mut rng = Rng(9);
+    let h = random_host(&mut rng, [3, 2, 4, 2], true);
+    let device = Device::flex().autodiff();
+    let (types, rels) = (
+        TYPES.iter().map(|t| t.to_string()).collect::<Vec<_>>(),
+        relations(),
+    );
+    let (g, x) = build(&h, &device, None);
+    let homogeneous = g.to_homogeneous().unwrap();
+    let xh = g.nodes_to_homogeneous(&x).unwrap().require_grad();
+    let edge_type = homogeneous
+        .feature(FeatureSetKind::Edges, EDGE_TYPE)
+        .unwrap()
+        .int::<1>()
+        .unwrap();
+    let rgcn = RgcnConvConfig::new(D, D, rels.len()).init(&device);
+    homogeneous.receiver_plan();
+    let before = burn_segment::cpu::unplanned_calls_on_this_thread();
+    let out = rgcn.forward(xh.clone(), &homogeneous, edge_type);
+    let _ = out.powi_scalar(2).sum().backward();
+    let rgcn_calls = burn_segment::cpu::unplanned_calls_on_this_thread() - before;
+    assert_eq!(
+        rgcn_calls, 1,
+        "RGCN: only its edge counts plan ids per call"
+    );
+
+    let hgt = HgtConvConfig::new(D, D, types, rels)
+        .with_heads(2)
+        .init(&device);
+    let x: NodeFeatures = x.into_iter().map(|(t, v)| (t, v.require_grad())).collect();
+    let before = burn_segment::cpu::unplanned_calls_on_this_thread();
+    let out = hgt.forward(&x, &g).unwrap();
+    let loss = out
+        .values()
+        .map(|t| t.clone().powi_scalar(2).sum())
+        .reduce(|a, b| a + b);
+    let _ = loss.unwrap().backward();
+    let hgt_calls = burn_segment::cpu::unplanned_calls_on_this_thread() - before;
+    assert_eq!(
+        hgt_calls, 0,
+        "HGT: every segment op through its receiver plan"
+    );
+}

@@ -267,6 +267,7 @@ fn attention_layers_match_references() {
 #[test]
 fn bipartite_gat_matches_reference() {
     use burn_gnn_nn::{BipartiteConv, GatConvConfig, RelationEdges};
+    use burn_segment::SegmentPlan;
     for (name, d) in forward_devices() {
         let (heads, c, ns, nd) = (2, 2, 4, 3);
         let conv = GatConvConfig::new(3, c).with_heads(heads).init(&d);
@@ -275,7 +276,16 @@ fn bipartite_gat_matches_reference() {
         let (xdv, xd) = random_x(&mut rng, nd, 3, &d);
         let (s, r) = (vec![0i64, 1, 3, 3, 2], vec![0i64, 0, 0, 2, 2]);
         let (si, ri) = (ints(&s, &d), ints(&r, &d));
-        let got = host(conv.forward_bipartite(xs, xd, RelationEdges::Ids(&si, &ri)));
+        // Every relation form: ids, plans on both sides, sender ids beside a receiver plan.
+        let (sp, rp) = (
+            SegmentPlan::new(si.clone(), ns).unwrap(),
+            SegmentPlan::new(ri.clone(), nd).unwrap(),
+        );
+        let forms = [
+            ("ids", RelationEdges::Ids(&si, &ri)),
+            ("plans", RelationEdges::Plans(&sp, &rp)),
+            ("received", RelationEdges::Received(&si, &rp)),
+        ];
         let w = host(conv.weight.val());
         let (ws, wd) = (
             matmul(&xsv, &w, ns, 3, heads * c),
@@ -298,6 +308,10 @@ fn bipartite_gat_matches_reference() {
         };
         let mut want = attend(&edges, nd, heads, c, score, &ws);
         add_bias(&mut want, &host(conv.bias.as_ref().unwrap().val()));
-        assert_close(&got, &want, 1e-4, &format!("GatConv bipartite on {name}"));
+        for (form, edges) in forms {
+            let got = host(conv.forward_bipartite(xs.clone(), xd.clone(), edges));
+            let what = format!("GatConv bipartite over {form} on {name}");
+            assert_close(&got, &want, 1e-4, &what);
+        }
     }
 }
